@@ -1,0 +1,3 @@
+"""redline: explainable, atomic, reviewable code-agent edits."""
+
+__version__ = "0.1.0"

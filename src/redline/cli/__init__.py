@@ -1,0 +1,1 @@
+"""The ``redline`` command line (click). Heavy modules are imported inside commands."""

@@ -1,0 +1,26 @@
+"""``redline``: the command group. Keep imports here light: ``redline --help``
+must not load pygit2, watchdog or pydantic."""
+
+from __future__ import annotations
+
+import click
+
+from redline import __version__
+from redline.cli.apply import apply_command
+from redline.cli.demo import demo_command
+from redline.cli.schema import schema_command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="redline")
+def cli() -> None:
+    """Apply code-agent edits so that every edit is explainable, atomic and reviewable."""
+
+
+cli.add_command(apply_command)
+cli.add_command(schema_command)
+cli.add_command(demo_command)
+
+
+def main() -> None:
+    cli()

@@ -1,0 +1,283 @@
+"""The edit tool: old_string → new_string on one file, single or batch.
+
+A single edit runs the match chain and adapts the replacement to a tolerant
+match. A batch (``edits``) matches every item exactly against the original
+file, refuses overlaps, and writes all items or none.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from itertools import pairwise
+
+from redline.engine import invisible, newlines
+from redline.engine.decode import Decoded, decode
+from redline.engine.diagnose import NOT_FOUND, not_found
+from redline.engine.diff import unified
+from redline.engine.errors import FileFormatError
+from redline.engine.match import FileView, Span, find_all, match_chain
+from redline.engine.merge import MergeConflict, adapt
+from redline.engine.result import Failure, Match, Result, Status
+
+DEFAULT_THRESHOLD = 0.8
+IDENTICAL = "old_string and new_string are identical"
+
+
+@dataclass(frozen=True)
+class EditItem:
+    old_string: str
+    new_string: str
+    replace_all: bool = False
+
+
+@dataclass(frozen=True)
+class EditRequest:
+    path: str
+    edits: tuple[EditItem, ...]
+    batch: bool = False  # given as ``edits`` (exact-only rules) rather than one edit
+    threshold: float = DEFAULT_THRESHOLD
+
+
+@dataclass
+class EditOutcome:
+    result: Result
+    data: bytes | None  # the file's new bytes; None when nothing is to be written
+
+
+@dataclass(frozen=True)
+class _Replacement:
+    span: Span
+    text: str
+    match_type: str
+
+
+class _Refused(Exception):
+    def __init__(self, status: Status, message: str, matches: list[Match] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.matches = matches or []
+
+
+def apply_edit(data: bytes, request: EditRequest) -> EditOutcome:
+    """Apply ``request`` to a file's bytes; nothing here writes anywhere."""
+    try:
+        decoded = decode(data)
+    except FileFormatError as exc:
+        return EditOutcome(Result("invalid", path=request.path, error=str(exc)), None)
+    lf_text, endings = newlines.split(decoded.text)
+    view = FileView(lf_text)
+    removed: Counter[str] = Counter()
+    items = []
+    for item in request.edits:
+        old, old_removed = invisible.clean(newlines.to_lf(item.old_string))
+        new, new_removed = invisible.clean(newlines.to_lf(item.new_string))
+        removed += old_removed + new_removed
+        items.append(EditItem(old, new, item.replace_all))
+    cleaned = invisible.describe(removed)
+    if request.batch:
+        result, replacements = _batch(view, items)
+    else:
+        result, replacements = _single(view, items[0], request.threshold)
+    result.path = request.path
+    result.cleaned = cleaned
+    if not replacements:
+        return EditOutcome(result, None)
+    return _write(decoded, view, endings, replacements, result, request.path)
+
+
+def _single(view: FileView, item: EditItem, threshold: float) -> tuple[Result, list[_Replacement]]:
+    try:
+        _check_item(item)
+        if item.old_string == item.new_string:
+            raise _Refused("invalid", IDENTICAL)
+        if item.replace_all:
+            replacements = _replace_all(view, item, threshold)
+        else:
+            replacements = [_locate(view, item, threshold)]
+    except _Refused as refused:
+        result = Result(refused.status, error=str(refused), matches=refused.matches)
+        if refused.matches:
+            result.match_type = refused.matches[0].match_type
+        return result, []
+    return Result("applied"), replacements
+
+
+def _check_item(item: EditItem) -> None:
+    if not item.old_string:
+        raise _Refused(
+            "invalid",
+            "old_string is empty; give the text to replace (to create a file, use apply_patch "
+            "with *** Add File)",
+        )
+
+
+def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
+    old = item.old_string
+    chain = match_chain(view, old, threshold)
+    if chain.match_type is None:
+        raise _Refused("no_match", not_found(view, old, chain.nearest))
+    if len(chain.spans) > 1:
+        matches = [_describe(view, s, chain.match_type) for s in chain.spans]
+        raise _Refused("ambiguous", _ambiguous(chain.match_type, matches), matches)
+    span = chain.spans[0]
+    matched = view.text[span.start : span.end]
+    try:
+        text = adapt(old, item.new_string, matched, chain.match_type)
+    except MergeConflict as conflict:
+        line = view.line_of(span.start) + conflict.line + 1
+        raise _Refused(
+            "no_match",
+            f"{NOT_FOUND} as written: the nearest block (line {line}, {chain.match_type} "
+            f"{span.score:.2f}) has {conflict.found.strip()!r} where old_string has "
+            f"{conflict.expected.strip()!r}, and the edit changes that line. Re-read the file "
+            "there and retry against its current text.",
+            [_describe(view, span, chain.match_type)],
+        ) from None
+    return _Replacement(span, text, chain.match_type)
+
+
+def _ambiguous(match_type: str, matches: list[Match]) -> str:
+    lines = ", ".join(
+        f"{m.start_line}" if m.start_line == m.end_line else f"{m.start_line}-{m.end_line}"
+        for m in matches
+    )
+    if match_type == "exact":
+        head = f"old_string found {len(matches)} times"
+    else:
+        head = f"old_string matched {len(matches)} places equally well ({match_type})"
+    return (
+        f"{head} (lines {lines}); add surrounding lines to old_string to make it unique, "
+        "or set replace_all to change every occurrence"
+    )
+
+
+def _replace_all(view: FileView, item: EditItem, threshold: float) -> list[_Replacement]:
+    old = item.old_string
+    spans: list[Span] = []
+    pos = view.text.find(old)
+    while pos != -1:
+        spans.append(Span(pos, pos + len(old), 1.0))
+        pos = view.text.find(old, pos + len(old))
+    if spans:
+        return [_Replacement(s, item.new_string, "exact") for s in spans]
+    chain = match_chain(view, old, threshold)
+    if chain.match_type is None:
+        raise _Refused("no_match", not_found(view, old, chain.nearest))
+    matches = [_describe(view, s, chain.match_type) for s in chain.spans]
+    where = ", ".join(str(m.start_line) for m in matches)
+    raise _Refused(
+        "no_match",
+        f"{NOT_FOUND}: replace_all replaces exact occurrences only, and old_string matches "
+        f"only with {chain.match_type} tolerance (line {where}); copy the file's text exactly, "
+        "or drop replace_all",
+        matches,
+    )
+
+
+def _batch(view: FileView, items: list[EditItem]) -> tuple[Result, list[_Replacement]]:
+    failures: list[Failure] = []
+    skipped: list[int] = []
+    replacements: list[tuple[int, _Replacement]] = []
+    for index, item in enumerate(items):
+        if item.old_string == item.new_string:
+            skipped.append(index)
+            continue
+        try:
+            _check_item(item)
+            positions = find_all(view.text, item.old_string)
+            if not positions:
+                raise _Refused("no_match", f"{NOT_FOUND} (batch edits match exactly)")
+            if item.replace_all:
+                positions = _non_overlapping(positions, len(item.old_string))
+            elif len(positions) > 1:
+                raise _Refused(
+                    "ambiguous",
+                    f"old_string found {len(positions)} times; add context, or set replace_all",
+                )
+        except _Refused as refused:
+            failures.append(Failure(index, refused.status, str(refused)))
+            continue
+        for pos in positions:
+            span = Span(pos, pos + len(item.old_string), 1.0)
+            replacements.append((index, _Replacement(span, item.new_string, "exact")))
+    replacements.sort(key=lambda pair: pair[1].span.start)
+    for (i, a), (j, b) in pairwise(replacements):
+        if a.span.overlaps(b.span):
+            failures.append(
+                Failure(j, "invalid", f"edit {j} overlaps edit {i}; merge them into one edit")
+            )
+    if failures:
+        first = failures[0]
+        count = len(failures)
+        error = (
+            f"{count} of {len(items)} edits failed, nothing was written; "
+            f"first, edit {first.index}: {first.error}"
+        )
+        return Result(first.status, error=error, failures=failures, skipped=skipped), []
+    if not replacements:
+        return Result("no_change", skipped=skipped), []
+    return Result("applied", skipped=skipped), [r for _, r in replacements]
+
+
+def _non_overlapping(positions: list[int], width: int) -> list[int]:
+    kept: list[int] = []
+    for pos in positions:
+        if not kept or pos >= kept[-1] + width:
+            kept.append(pos)
+    return kept
+
+
+def _describe(view: FileView, span: Span, match_type: str) -> Match:
+    return Match(
+        match_type=match_type,
+        confidence=round(span.score, 4),
+        matched_text=view.text[span.start : span.end],
+        start_line=view.line_of(span.start) + 1,
+        end_line=view.line_of(max(span.start, span.end - 1)) + 1,
+    )
+
+
+def _write(
+    decoded: Decoded,
+    view: FileView,
+    endings: newlines.Endings,
+    replacements: list[_Replacement],
+    result: Result,
+    path: str,
+) -> EditOutcome:
+    text = view.text
+    original = decoded.text
+    matches = []
+    for rep in replacements:
+        described = _describe(view, rep.span, rep.match_type)
+        start = endings.original_offset(text, rep.span.start)
+        end = endings.original_offset(text, rep.span.end)
+        matches.append(
+            Match(
+                described.match_type,
+                described.confidence,
+                original[start:end],
+                described.start_line,
+                described.end_line,
+            )
+        )
+    new_text = text
+    new_endings = endings
+    for rep in sorted(replacements, key=lambda r: r.span.start, reverse=True):
+        new_endings = new_endings.replace(new_text, rep.span.start, rep.span.end, rep.text)
+        new_text = new_text[: rep.span.start] + rep.text + new_text[rep.span.end :]
+    try:
+        data = decoded.encode(new_endings.restore(new_text))
+    except FileFormatError as exc:
+        return EditOutcome(Result("invalid", path=path, error=str(exc)), None)
+    result.matches = matches
+    first = matches[0]
+    result.match_type = first.match_type
+    result.confidence = min(m.confidence for m in matches)
+    result.matched_text = first.matched_text
+    if new_text == text:
+        result.status = "no_change"
+        return EditOutcome(result, None)
+    result.diff = unified(path, text, new_text)
+    return EditOutcome(result, data)

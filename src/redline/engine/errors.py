@@ -1,0 +1,49 @@
+"""Exceptions raised by the engine.
+
+    RedlineError
+    ├── FileFormatError           a file's bytes cannot be edited as text
+    │   ├── BinaryFileError       NUL bytes or no text encoding fits
+    │   └── EncodingError         the edited text cannot be written back in the file's encoding
+    └── RequestError              a request is malformed (maps to status ``invalid``)
+
+Each carries the data a caller needs to explain it; ``str(exc)`` is the
+user-facing message and says what to do next.
+"""
+
+from __future__ import annotations
+
+
+class RedlineError(Exception):
+    """Base class of every error redline raises on purpose."""
+
+
+class FileFormatError(RedlineError):
+    """The file's bytes cannot be edited as text."""
+
+
+class BinaryFileError(FileFormatError):
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(
+            f"file is binary or not in a detectable text encoding ({reason}); "
+            "redline edits text files only — change it with another tool"
+        )
+
+
+class EncodingError(FileFormatError):
+    def __init__(self, encoding: str, character: str) -> None:
+        self.encoding = encoding
+        self.character = character
+        super().__init__(
+            f"the new text contains {character!r} (U+{ord(character):04X}), which the file's "
+            f"encoding {encoding} cannot represent; use characters {encoding} supports "
+            "or convert the file to UTF-8 first"
+        )
+
+
+class RequestError(RedlineError):
+    """A request that cannot be carried out as written."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        self.field = field
+        super().__init__(message)

@@ -1,0 +1,31 @@
+"""The repeated-failure hint: after a second miss on a file within a turn."""
+
+from __future__ import annotations
+
+from redline.engine.result import Result
+
+HINT = (
+    "this is failed attempt {count} on {path} in this turn: re-read the target range of "
+    "the file and copy old_string from what you read (or rewrite the whole section) "
+    "instead of retyping old text from memory"
+)
+
+
+class FailureHints:
+    """Counts failed edits per file; a success or a new turn resets the count."""
+
+    def __init__(self) -> None:
+        self._turn: dict[str, object] = {}
+        self._count: dict[str, int] = {}
+
+    def observe(self, path: str, turn: object, result: Result) -> None:
+        """Record ``result`` and set its ``hint`` from the second failure on."""
+        if self._turn.get(path, turn) != turn or result.ok:
+            self._count.pop(path, None)
+        self._turn[path] = turn
+        if result.ok or result.status == "invalid":
+            return
+        count = self._count.get(path, 0) + 1
+        self._count[path] = count
+        if count >= 2:
+            result.hint = HINT.format(count=count, path=path)

@@ -1,0 +1,279 @@
+"""The match chain: where old_string sits in a file, strictest tier first.
+
+The first tier that finds any candidate decides. One candidate is a match;
+several are ambiguous (never "pick the first"). The fuzzy tiers accept a
+candidate only when no other non-overlapping candidate comes within
+:data:`CLEAR_MARGIN` of it.
+
+All positions are offsets into the LF view of the file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate
+
+from redline.engine import similarity
+from redline.engine.fold import Folded, fold_punctuation, fold_whitespace
+
+CONFIDENCE = {"exact": 1.0, "trailing_newline": 0.99, "punctuation": 0.97, "whitespace": 0.95}
+TIERS = ("exact", "trailing_newline", "punctuation", "whitespace", "fuzzy", "line_fuzzy")
+CLEAR_MARGIN = 0.03
+# Fuzzy tiers need this much non-whitespace text: shorter snippets are too
+# easily similar to unrelated code.
+MIN_FUZZY_CHARS = 10
+_MAX_FUZZY_CANDIDATES = 40
+_PREFILTER_SLACK = 0.2
+_WORD = re.compile(r"\w")
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    score: float
+
+    def overlaps(self, other: Span) -> bool:
+        return self.start < other.end and other.start < self.end
+
+
+@dataclass(frozen=True)
+class ChainResult:
+    """The deciding tier and its candidates; ``nearest`` is the best miss."""
+
+    match_type: str | None
+    spans: tuple[Span, ...] = ()
+    nearest: Span | None = None
+
+
+class FileView:
+    """The LF view of a file; lines, offsets and folds are computed when first needed."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._folds: dict[str, Folded] = {}
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
+
+    @cached_property
+    def offsets(self) -> list[int]:
+        """Start offset of every line, plus one past the end."""
+        return [0, *accumulate(len(line) + 1 for line in self.lines)]
+
+    def fold(self, kind: str) -> Folded:
+        if kind not in self._folds:
+            self._folds[kind] = (fold_punctuation if kind == "punctuation" else fold_whitespace)(
+                self.text
+            )
+        return self._folds[kind]
+
+    def line_of(self, pos: int) -> int:
+        """0-based line index of offset ``pos``."""
+        return self.text.count("\n", 0, pos)
+
+    def block_end(self, last_line: int, with_newline: bool) -> int:
+        """Offset just past line ``last_line`` (and its newline when asked and present)."""
+        end = self.offsets[last_line + 1] - 1
+        if with_newline and last_line < len(self.lines) - 1:
+            end += 1
+        return end
+
+
+def find_all(text: str, needle: str) -> list[int]:
+    """Every start of ``needle`` in ``text``, overlapping occurrences included."""
+    found: list[int] = []
+    pos = text.find(needle)
+    while pos != -1:
+        found.append(pos)
+        pos = text.find(needle, pos + 1)
+    return found
+
+
+def match_chain(view: FileView, old: str, threshold: float) -> ChainResult:
+    """Run the tiers in order; see the module docstring."""
+    tiers: list[tuple[str, Callable[[FileView, str], list[Span]]]] = [
+        ("exact", _exact),
+        ("trailing_newline", _trailing_newline),
+        ("punctuation", _punctuation),
+        ("whitespace", _whitespace),
+    ]
+    for name, tier in tiers:
+        spans = tier(view, old)
+        if spans:
+            return ChainResult(name, tuple(spans))
+    if len("".join(old.split())) < MIN_FUZZY_CHARS:
+        return ChainResult(None)
+    fuzzy = _Fuzzy(view, old)
+    best_miss: Span | None = None
+    for name, candidates in (("fuzzy", fuzzy.windows), ("line_fuzzy", fuzzy.blocks)):
+        found = candidates()
+        accepted = [s for s in found if s.score >= threshold]
+        if accepted:
+            return ChainResult(name, tuple(_clear_winner(accepted)))
+        if found:
+            top = max(found, key=lambda s: s.score)
+            if best_miss is None or top.score > best_miss.score:
+                best_miss = top
+    return ChainResult(None, nearest=best_miss)
+
+
+def _exact(view: FileView, old: str) -> list[Span]:
+    return [Span(p, p + len(old), CONFIDENCE["exact"]) for p in find_all(view.text, old)]
+
+
+def _trailing_newline(view: FileView, old: str) -> list[Span]:
+    body = old[:-1]
+    if old.endswith("\n") and body and view.text.endswith(body):
+        start = len(view.text) - len(body)
+        return [Span(start, len(view.text), CONFIDENCE["trailing_newline"])]
+    return []
+
+
+def _punctuation(view: FileView, old: str) -> list[Span]:
+    return _folded_tier(view, old, "punctuation", fold_punctuation(old))
+
+
+def _whitespace(view: FileView, old: str) -> list[Span]:
+    spans = _folded_tier(view, old, "whitespace", fold_whitespace(old))
+    return [_extend_whitespace(view.text, s, old) for s in spans]
+
+
+def _folded_tier(view: FileView, old: str, kind: str, needle: Folded) -> list[Span]:
+    if not needle.text:
+        return []
+    folded = view.fold(kind)
+    spans = []
+    for pos in find_all(folded.text, needle.text):
+        start, end = folded.span(pos, pos + len(needle.text))
+        if _clean_edges(view.text, start, end, needle.text):
+            spans.append(Span(start, end, CONFIDENCE[kind]))
+    return spans
+
+
+def _clean_edges(text: str, start: int, end: int, needle: str) -> bool:
+    """A tolerant match must not begin or end inside a word the needle does not."""
+    if _WORD.match(needle[0]) and start > 0 and _WORD.match(text[start - 1]):
+        return False
+    return not (_WORD.match(needle[-1]) and end < len(text) and _WORD.match(text[end]))
+
+
+def _extend_whitespace(text: str, span: Span, old: str) -> Span:
+    """Widen a whitespace-tier span over the indentation and line end old_string covers."""
+    start, end = span.start, span.end
+    if old[:1] in (" ", "\t"):
+        while start > 0 and text[start - 1] in " \t":
+            start -= 1
+    if old[-1:].isspace():
+        while end < len(text) and text[end] in " \t":
+            end += 1
+        if old.endswith("\n") and end < len(text) and text[end] == "\n":
+            end += 1
+    return Span(start, end, span.score)
+
+
+def _clear_winner(spans: list[Span]) -> list[Span]:
+    """The best span alone, or every non-overlapping rival within the margin."""
+    ranked = sorted(spans, key=lambda s: (-s.score, s.start))
+    chosen: list[Span] = []
+    for span in ranked:
+        if not any(span.overlaps(c) for c in chosen):
+            chosen.append(span)
+    best = chosen[0]
+    rivals = [s for s in chosen[1:] if s.score >= best.score - CLEAR_MARGIN]
+    return [best, *rivals]
+
+
+class _Fuzzy:
+    """Candidates of the two fuzzy tiers, sharing one line-similarity matrix."""
+
+    def __init__(self, view: FileView, old: str) -> None:
+        self.view = view
+        self.old = old
+        self.with_newline = old.endswith("\n")
+        body = old[:-1] if self.with_newline else old
+        self.old_lines = body.split("\n")
+        self._matrix: similarity.Matrix | None = None
+
+    @property
+    def matrix(self) -> similarity.Matrix:
+        if self._matrix is None:
+            self._matrix = similarity.line_matrix(self.old_lines, self.view.lines)
+        return self._matrix
+
+    def windows(self) -> list[Span]:
+        """``fuzzy``: character similarity of windows around old_string's length."""
+        if len(self.old_lines) == 1 and not self.with_newline:
+            return self._fragment_windows()
+        n = len(self.old_lines)
+        total = len(self.view.lines)
+        estimate = similarity.window_means(similarity.best_line_hits(self.matrix), min(n, total))
+        floor = 0.0 if len(estimate) == 0 else float(estimate.max()) - _PREFILTER_SLACK
+        starts = sorted(range(len(estimate)), key=lambda i: -float(estimate[i]))
+        starts = [i for i in starts[:_MAX_FUZZY_CANDIDATES] if estimate[i] >= floor]
+        spans: list[Span] = []
+        for i in starts:
+            best: Span | None = None
+            for size in (n - 1, n, n + 1):
+                if size < 1 or i + size > total:
+                    continue
+                start = self.view.offsets[i]
+                end = self.view.block_end(i + size - 1, self.with_newline)
+                score = similarity.ratio(self.old, self.view.text[start:end])
+                if best is None or score > best.score:
+                    best = Span(start, end, score)
+            if best is not None:
+                spans.append(best)
+        return spans
+
+    def _fragment_windows(self) -> list[Span]:
+        lines = self.view.lines
+        scores = similarity.partial_scores(self.old, lines)
+        order = sorted(range(len(lines)), key=lambda j: -float(scores[j]))
+        spans: list[Span] = []
+        for j in order[:_MAX_FUZZY_CANDIDATES]:
+            if scores[j] <= 0:
+                break
+            start, end = _refine(self.old, lines[j])
+            base = self.view.offsets[j]
+            spans.append(
+                Span(base + start, base + end, similarity.ratio(self.old, lines[j][start:end]))
+            )
+        return spans
+
+    def blocks(self) -> list[Span]:
+        """``line_fuzzy``: mean per-line similarity of blocks with old_string's line count."""
+        n = len(self.old_lines)
+        if n < 2:
+            return []
+        means = similarity.block_means(self.matrix)
+        if len(means) == 0:
+            return []
+        order = sorted(range(len(means)), key=lambda i: -float(means[i]))
+        return [
+            Span(
+                self.view.offsets[i],
+                self.view.block_end(i + n - 1, self.with_newline),
+                float(means[i]),
+            )
+            for i in order[:_MAX_FUZZY_CANDIDATES]
+        ]
+
+
+def _refine(needle: str, line: str) -> tuple[int, int]:
+    """The span of ``line`` most similar to ``needle``, preferring word edges."""
+    start, end, _ = similarity.partial_alignment(needle, line)
+    best = (start, end)
+    best_key = (-1.0, 0)
+    for s in range(max(0, start - 3), min(len(line), start + 4)):
+        for e in range(max(s + 1, end - 3), min(len(line), end + 3) + 1):
+            score = similarity.ratio(needle, line[s:e])
+            edges = int(_clean_edges(line, s, e, needle))
+            key = (round(score, 6), edges)
+            if key > best_key:
+                best, best_key = (s, e), key
+    return best

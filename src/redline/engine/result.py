@@ -1,0 +1,77 @@
+"""What every caller gets back: the result of one request, as plain data."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Status = Literal[
+    "applied",
+    "no_change",
+    "no_match",
+    "ambiguous",
+    "invalid",
+    "rejected",
+    "partially_applied",
+    "failed",
+    "validation_failed",
+]
+
+EXIT_CODES: dict[str, int] = {
+    "applied": 0,
+    "no_change": 0,
+    "no_match": 1,
+    "ambiguous": 1,
+    "rejected": 1,
+    "failed": 1,
+    "validation_failed": 1,
+    "invalid": 2,
+    "partially_applied": 3,
+}
+
+
+@dataclass(frozen=True)
+class Match:
+    """One replaced span: lines are 1-based, inclusive, in the file before the edit."""
+
+    match_type: str
+    confidence: float
+    matched_text: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why one item of a batch (``index`` into ``edits``) was not applied."""
+
+    index: int
+    status: Status
+    error: str
+
+
+@dataclass
+class Result:
+    status: Status
+    path: str | None = None
+    match_type: str | None = None
+    confidence: float | None = None
+    matched_text: str | None = None
+    matches: list[Match] = field(default_factory=list)
+    error: str | None = None
+    hint: str | None = None
+    cleaned: list[str] = field(default_factory=list)
+    diff: str | None = None
+    skipped: list[int] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("applied", "no_change")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

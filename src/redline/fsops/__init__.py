@@ -1,0 +1,1 @@
+"""Embedded mode: requests applied to a plain directory, without git or a daemon."""

@@ -1,0 +1,36 @@
+"""Apply an edit request to files under a root directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from redline.engine.edit import EditRequest, apply_edit
+from redline.engine.errors import RequestError
+from redline.engine.result import Result
+from redline.fsops.files import resolve, write_atomic
+
+
+def apply_in_directory(root: Path, request: EditRequest, *, dry_run: bool = False) -> Result:
+    """Run ``request`` against its file under ``root``; write unless ``dry_run``."""
+    try:
+        target = resolve(root, request.path)
+        data = target.read_bytes()
+    except RequestError as exc:
+        return Result("invalid", path=request.path, error=str(exc))
+    except OSError as exc:
+        return Result(
+            "invalid",
+            path=request.path,
+            error=f"cannot read {request.path!r}: {exc.strerror}; check its permissions",
+        )
+    outcome = apply_edit(data, request)
+    if outcome.data is not None and not dry_run:
+        try:
+            write_atomic(target, outcome.data)
+        except OSError as exc:
+            return Result(
+                "failed",
+                path=request.path,
+                error=f"cannot write {request.path!r}: {exc.strerror}; the file is unchanged",
+            )
+    return outcome.result

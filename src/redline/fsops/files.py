@@ -1,0 +1,63 @@
+"""Files under a root directory: confined paths, reads, atomic writes."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path, PurePosixPath
+
+from redline.engine.errors import RequestError
+
+
+def resolve(root: Path, relative: str) -> Path:
+    """The file ``relative`` names under ``root``; refuse anything that leaves it."""
+    if not relative or "\x00" in relative:
+        raise RequestError(
+            "path is empty or contains a NUL byte; give a path relative to the root", "path"
+        )
+    pure = PurePosixPath(relative)
+    if (
+        pure.is_absolute()
+        or relative.startswith("\\")
+        or (len(relative) > 1 and relative[1] == ":")
+    ):
+        raise RequestError(
+            f"path {relative!r} is absolute; give it relative to the root ({root})", "path"
+        )
+    if ".." in pure.parts:
+        raise RequestError(f"path {relative!r} leaves the root; '..' is not allowed", "path")
+    base = root.resolve()
+    target = (base / pure).resolve()
+    if target != base and base not in target.parents:
+        raise RequestError(
+            f"path {relative!r} resolves outside the root through a symbolic link; "
+            "edit the link's target inside the root instead",
+            "path",
+        )
+    if target.is_dir():
+        raise RequestError(f"path {relative!r} is a directory; name a file", "path")
+    if not target.exists():
+        raise RequestError(
+            f"file {relative!r} does not exist under {root}; check the path (to create a file, "
+            "use apply_patch with *** Add File)",
+            "path",
+        )
+    return target
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` via a temporary file in the same directory, mode kept."""
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".redline-tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -26,6 +26,26 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 # text added by an edit can use any character the superset covers.
 _WIDEN = {"gb2312": "gb18030", "gbk": "gb18030", "cp936": "gb18030"}
 
+_CHAOS_TIE = 0.01
+_COHERENCE_TIE = 0.05
+# Codec names (as codecs.lookup spells them), most widely used first.
+_PREFERENCE = [
+    "gb18030",
+    "cp932",
+    "shift_jis",
+    "big5",
+    "cp949",
+    "euc_kr",
+    "euc_jp",
+    "cp1252",
+    "latin-1",
+    "iso8859-15",
+    "cp1251",
+    "koi8-r",
+    "cp1250",
+    "iso8859-2",
+]
+
 
 @dataclass(frozen=True)
 class Decoded:
@@ -66,19 +86,23 @@ def decode(data: bytes) -> Decoded:
 def _detect(data: bytes) -> Decoded:
     from charset_normalizer import from_bytes  # imported only for non-UTF-8 files
 
-    best = from_bytes(data).best()
-    if best is None or best.encoding is None:
+    matches = [m for m in from_bytes(data) if m.encoding]
+    if not matches:
         raise BinaryFileError("no text encoding fits its bytes")
-    name = codecs.lookup(best.encoding).name
-    if name.startswith(("utf-16", "utf-32")):
-        # Accepted only with a byte-order mark (handled above); without one and
-        # without NUL bytes, the guess is noise.
-        raise BinaryFileError(f"looks like {name} without a byte-order mark")
-    for encoding in dict.fromkeys((_WIDEN.get(name, name), name)):
-        try:
-            text = data.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-        if text.encode(encoding, errors="strict") == data:
-            return Decoded(text, encoding)
-    raise BinaryFileError(f"detected {name}, but it does not round-trip the bytes exactly")
+    # charset-normalizer often cannot tell encodings apart on a short file; among
+    # the candidates as good as the best, prefer the ones in common use.
+    least_chaos = min(m.chaos for m in matches)
+    tied = [m for m in matches if m.chaos <= least_chaos + _CHAOS_TIE]
+    most_coherent = max(m.coherence for m in tied)
+    tied = [m for m in tied if m.coherence >= most_coherent - _COHERENCE_TIE]
+    names = [codecs.lookup(m.encoding).name for m in tied]
+    names.sort(key=lambda n: _PREFERENCE.index(n) if n in _PREFERENCE else len(_PREFERENCE))
+    for name in names:
+        for encoding in dict.fromkeys((_WIDEN.get(name, name), name)):
+            try:
+                text = data.decode(encoding)
+            except UnicodeDecodeError:
+                continue
+            if text.encode(encoding, errors="strict") == data:
+                return Decoded(text, encoding)
+    raise BinaryFileError(f"detected {names[0]}, but it does not round-trip the bytes exactly")

@@ -13,8 +13,12 @@ _MAX_SHOWN = 6
 _NEAREST_FLOOR = 0.5  # below this, a "nearest block" would only mislead
 
 
-def not_found(view: FileView, old: str, nearest: Span | None) -> str:
-    """The not-found message: the nearest block, or where to re-read."""
+def not_found(view: FileView, old: str, nearest: Span | None, drifted: bool = False) -> str:
+    """The not-found message: the nearest block, or where to re-read.
+
+    ``drifted``: the nearest block was similar enough, but the edit would change
+    a line that differs in the file, so it was not applied.
+    """
     if nearest is None or nearest.score < _NEAREST_FLOOR:
         return (
             f"{NOT_FOUND}. Nothing in the file resembles it closely; read the file and copy "
@@ -32,8 +36,13 @@ def not_found(view: FileView, old: str, nearest: Span | None) -> str:
         shown = differing[:_MAX_SHOWN]
         more = len(differing) - len(shown)
         body = "\n".join(shown) + (f"\n  ... and {more} more" if more > 0 else "")
+        why = (
+            "; it was not used because the edit changes a line that differs in the file"
+            if drifted
+            else ""
+        )
         return (
-            f"{header}; these lines differ (old_string vs file):\n{body}\n"
+            f"{header}{why}; these lines differ (old_string vs file):\n{body}\n"
             "Copy these lines from the file as they are now and retry."
         )
     return (

@@ -124,16 +124,10 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
     matched = view.text[span.start : span.end]
     try:
         text = adapt(old, item.new_string, matched, chain.match_type)
-    except MergeConflict as conflict:
-        line = view.line_of(span.start) + conflict.line + 1
-        raise _Refused(
-            "no_match",
-            f"{NOT_FOUND} as written: the nearest block (line {line}, {chain.match_type} "
-            f"{span.score:.2f}) has {conflict.found.strip()!r} where old_string has "
-            f"{conflict.expected.strip()!r}, and the edit changes that line. Re-read the file "
-            "there and retry against its current text.",
-            [_describe(view, span, chain.match_type)],
-        ) from None
+    except MergeConflict:
+        # The nearest block differs from old_string in a line the edit changes:
+        # someone changed it since it was read. Say so instead of guessing.
+        raise _Refused("no_match", not_found(view, old, span, drifted=True)) from None
     return _Replacement(span, text, chain.match_type)
 
 

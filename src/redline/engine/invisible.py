@@ -54,10 +54,11 @@ def clean(text: str) -> tuple[str, Counter[str]]:
         return text, Counter()
     removed: Counter[str] = Counter()
     out: list[str] = []
-    has_base = False  # whether the last kept character can carry a combining mark
+    has_base = False  # whether the previous character is a kept one that can carry a mark
     for i, char in enumerate(text):
         if char in ALWAYS_INVISIBLE or (char == ZWJ and not _joins_emoji(text, i)):
             removed[char] += 1
+            has_base = False  # a mark right after it has no visible base
             continue
         if is_combining(char):
             if not has_base:

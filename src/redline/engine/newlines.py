@@ -59,9 +59,15 @@ class Endings:
         if len(parts) - 1 != len(self.per_line):
             raise ValueError("LF view and endings disagree on the number of lines")
         out: list[str] = []
+        previous = ""
         for part, ending in zip(parts, self.per_line, strict=False):
+            if ending == LF and previous == CR and not part:
+                # CR then LF would read back as one CRLF newline: after an edit
+                # emptied this line, end it like the line before it.
+                ending = CR
             out.append(part)
             out.append(ending)
+            previous = ending
         out.append(parts[-1])
         return "".join(out)
 

@@ -1,0 +1,189 @@
+"""The match chain: each tier, its confidence, ambiguity and thresholds."""
+
+from __future__ import annotations
+
+import pytest
+
+from redline.engine.match import CONFIDENCE, FileView, find_all, match_chain
+
+FILE = """\
+import os
+
+
+def load(path):
+    with open(path) as handle:
+        data = handle.read()
+    return data.splitlines()
+
+
+def save(path, lines):
+    with open(path, "w") as handle:
+        handle.write("\\n".join(lines))
+"""
+
+
+def chain(text: str, old: str, threshold: float = 0.8):
+    return match_chain(FileView(text), old, threshold)
+
+
+def test_exact_is_unique_and_full_confidence() -> None:
+    found = chain(FILE, "    return data.splitlines()\n")
+    assert found.match_type == "exact"
+    assert len(found.spans) == 1
+    span = found.spans[0]
+    assert FILE[span.start : span.end] == "    return data.splitlines()\n"
+    assert span.score == 1.0
+
+
+def test_exact_duplicates_are_ambiguous_not_first() -> None:
+    found = chain(FILE, "with open(path")
+    assert found.match_type == "exact"
+    assert len(found.spans) == 2
+
+
+def test_overlapping_occurrences_count_as_ambiguous() -> None:
+    assert find_all("aaa", "aa") == [0, 1]
+    assert len(chain("aaa\n", "aa").spans) == 2
+
+
+def test_trailing_newline_tier_matches_at_end_of_file() -> None:
+    text = "a = 1\nb = 2"
+    found = chain(text, "b = 2\n")
+    assert found.match_type == "trailing_newline"
+    assert found.spans[0].score == CONFIDENCE["trailing_newline"] == 0.99
+    assert text[found.spans[0].start : found.spans[0].end] == "b = 2"
+
+
+def test_trailing_newline_tier_does_not_match_mid_file() -> None:
+    found = chain("b = 2x\nrest\n", "b = 2\n")
+    assert found.match_type != "trailing_newline"
+
+
+@pytest.mark.parametrize(
+    ("file_text", "old"),
+    [
+        ("msg = “hello”\n", 'msg = "hello"'),
+        ("msg = 'it’s'\n", "msg = 'it's'"),
+        ("a – b\n", "a - b"),
+        ("注释：说明（见上）。\n", "注释:说明(见上)"),
+        ("print(a,b)\n", "print(a, b)"),
+        ("print(a, b)\n", "print(a,b)"),
+        ("使用 Python 编写\n", "使用Python编写"),
+    ],
+)
+def test_punctuation_tier(file_text: str, old: str) -> None:
+    found = chain(file_text, old)
+    assert found.match_type == "punctuation"
+    assert found.spans[0].score == 0.97
+    assert len(found.spans) == 1
+
+
+def test_punctuation_tier_ignores_zero_width_characters_in_the_file() -> None:
+    found = chain("value = comp\u200bute()\n", "value = compute()")
+    assert found.match_type == "punctuation"
+
+
+@pytest.mark.parametrize(
+    ("file_text", "old"),
+    [
+        ("def f():\n\treturn 1\n", "def f():\n    return 1\n"),
+        ("x  =  1\n", "x = 1"),
+        ("if a:\n        pass\n", "if a:\n    pass\n"),
+        ("call(a,\n     b)\n", "call(a, b)"),
+    ],
+)
+def test_whitespace_tier(file_text: str, old: str) -> None:
+    found = chain(file_text, old)
+    assert found.match_type == "whitespace"
+    assert found.spans[0].score == 0.95
+
+
+def test_whitespace_tier_span_covers_indentation_and_line_end() -> None:
+    text = "x\n\tif a:\n\t\tpass\ny\n"
+    found = chain(text, "    if a:\n        pass\n")
+    span = found.spans[0]
+    assert text[span.start : span.end] == "\tif a:\n\t\tpass\n"
+
+
+def test_tolerant_match_never_starts_inside_a_word() -> None:
+    # "x = 1" would whitespace-match inside "max=1"; that is not a match.
+    found = chain("max=1\n", "x = 1")
+    assert found.match_type is None
+
+
+def test_fuzzy_tier_tolerates_a_typo() -> None:
+    old = "    with open(path) as handel:\n        data = handle.read()\n"
+    found = chain(FILE, old)
+    assert found.match_type == "fuzzy"
+    assert 0.8 <= found.spans[0].score < 1.0
+    span = found.spans[0]
+    assert FILE[span.start : span.end] == (
+        "    with open(path) as handle:\n        data = handle.read()\n"
+    )
+
+
+def test_fuzzy_fragment_inside_a_line() -> None:
+    text = "result = compute_total(items, discount) + shipping\n"
+    found = chain(text, "compute_totl(items, discount)")
+    assert found.match_type == "fuzzy"
+    span = found.spans[0]
+    assert text[span.start : span.end] == "compute_total(items, discount)"
+
+
+def test_line_fuzzy_when_lines_drifted_but_mean_is_high() -> None:
+    lines = [f"    value_{i} = compute_something({i}, flag=True)" for i in range(10)]
+    text = "def f():\n" + "\n".join(lines) + "\n"
+    drifted = list(lines)
+    drifted[3] = "    something entirely different was here before"
+    drifted[7] = "    and another line nobody remembers well"
+    found = chain(text, "\n".join(drifted) + "\n", threshold=0.8)
+    assert found.match_type in ("fuzzy", "line_fuzzy")
+    assert len(found.spans) == 1
+
+
+def test_threshold_boundary() -> None:
+    text = "alpha_beta_gamma_delta = 1\n"
+    old = "alpha_beta_gamma_dexta = 1"
+    found = chain(text, old, threshold=0.8)
+    assert found.match_type == "fuzzy"
+    score = found.spans[0].score
+    assert chain(text, old, threshold=score).match_type == "fuzzy"
+    assert chain(text, old, threshold=min(1.0, score + 0.001)).match_type is None
+
+
+def test_fuzzy_tie_is_ambiguous() -> None:
+    block = "def handler(event):\n    process(event.payload)\n    return True\n"
+    text = block + "\n\n" + block
+    found = chain(text, block.replace("payload", "paylod"))
+    assert found.match_type in ("fuzzy", "line_fuzzy")
+    assert len(found.spans) == 2
+
+
+def test_fuzzy_near_tie_within_margin_is_ambiguous() -> None:
+    a = "def handler(event):\n    process(event.payload)\n    return True\n"
+    b = "def handler(event):\n    process(event.payloads)\n    return True\n"
+    found = chain(
+        a + "\n\n" + b, "def handler(event):\n    process(event.paylod)\n    return True\n"
+    )
+    assert len(found.spans) == 2
+
+
+def test_fuzzy_clear_winner_is_accepted() -> None:
+    a = "def handler(event):\n    process(event.payload)\n    return True\n"
+    b = "def other_thing(evt, ctx):\n    log(ctx.name)\n    return None\n"
+    found = chain(
+        a + "\n\n" + b, "def handler(event):\n    process(event.paylod)\n    return True\n"
+    )
+    assert found.match_type == "fuzzy"
+    assert len(found.spans) == 1
+
+
+def test_short_old_string_never_fuzzy_matches() -> None:
+    found = chain("x = 2\n", "x = 3")
+    assert found.match_type is None
+
+
+def test_absent_text_reports_nearest_miss() -> None:
+    found = chain(FILE, "def remove(path):\n    os.unlink(path)\n")
+    assert found.match_type is None
+    assert found.nearest is None or found.nearest.score < 0.8

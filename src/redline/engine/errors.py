@@ -5,6 +5,7 @@
     │   ├── BinaryFileError       NUL bytes or no text encoding fits
     │   └── EncodingError         the edited text cannot be written back in the file's encoding
     └── RequestError              a request is malformed (maps to status ``invalid``)
+        └── PatchSyntaxError      an apply_patch text breaks the format (engine.patch_parse)
 
 Each carries the data a caller needs to explain it; ``str(exc)`` is the
 user-facing message and says what to do next.

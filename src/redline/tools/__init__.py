@@ -1,0 +1,1 @@
+"""What a model is shown: tool schemas, the Lark grammar, tool selection."""

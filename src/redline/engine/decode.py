@@ -9,6 +9,7 @@ original bytes back, so writing an untouched region never changes a byte.
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass
 
 from redline.engine.errors import BinaryFileError, EncodingError
@@ -25,6 +26,10 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 # Detected legacy Chinese encodings are widened to their superset, so that
 # text added by an edit can use any character the superset covers.
 _WIDEN = {"gb2312": "gb18030", "gbk": "gb18030", "cp936": "gb18030"}
+
+# Control characters that text files do not contain (tab, newlines, form feed
+# and ESC aside); a legacy decoding that yields them is reading binary data.
+_CONTROL = re.compile(r"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
 
 _CHAOS_TIE = 0.01
 _COHERENCE_TIE = 0.05
@@ -86,7 +91,13 @@ def decode(data: bytes) -> Decoded:
 def _detect(data: bytes) -> Decoded:
     from charset_normalizer import from_bytes  # imported only for non-UTF-8 files
 
-    matches = [m for m in from_bytes(data) if m.encoding]
+    # UTF-16/32 are accepted only with a byte-order mark (handled above); without
+    # one and without NUL bytes, such a guess is noise.
+    matches = [
+        m
+        for m in from_bytes(data)
+        if m.encoding and not codecs.lookup(m.encoding).name.startswith(("utf-16", "utf-32"))
+    ]
     if not matches:
         raise BinaryFileError("no text encoding fits its bytes")
     # charset-normalizer often cannot tell encodings apart on a short file; among
@@ -97,12 +108,19 @@ def _detect(data: bytes) -> Decoded:
     tied = [m for m in tied if m.coherence >= most_coherent - _COHERENCE_TIE]
     names = [codecs.lookup(m.encoding).name for m in tied]
     names.sort(key=lambda n: _PREFERENCE.index(n) if n in _PREFERENCE else len(_PREFERENCE))
+    controls = False
     for name in names:
         for encoding in dict.fromkeys((_WIDEN.get(name, name), name)):
             try:
                 text = data.decode(encoding)
             except UnicodeDecodeError:
                 continue
-            if text.encode(encoding, errors="strict") == data:
-                return Decoded(text, encoding)
+            if text.encode(encoding, errors="strict") != data:
+                continue
+            if _CONTROL.search(text.removesuffix("\x1a")):  # a final ^Z ends a DOS file
+                controls = True
+                continue
+            return Decoded(text, encoding)
+    if controls:
+        raise BinaryFileError(f"decoded as {names[0]}, it holds control characters")
     raise BinaryFileError(f"detected {names[0]}, but it does not round-trip the bytes exactly")

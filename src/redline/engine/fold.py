@@ -1,8 +1,11 @@
 """Folded views of text for the tolerant tiers, with a map back to the original.
 
-A fold is a 1:1 character translation followed by deletions. Both the file and
-old_string are folded the same way; a match in the folded file is mapped back
-to a span of the original through the deleted positions.
+A fold is a 1:1 character translation followed by deletions, applied in
+stages: the punctuation fold first drops invisible characters and orphan
+combining marks, then optional spaces, so that ``foo\u200b bar`` folds like
+``foo bar`` (old_string arrives already cleaned of invisible characters). Both
+the file and old_string are folded the same way; a match in the folded file is
+mapped back to a span of the original through the deleted positions.
 """
 
 from __future__ import annotations
@@ -27,13 +30,16 @@ _INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 # One optional space after , ; : . ! ? (, before ), or between two word
 # characters. Written to start with a literal space so that re scans fast.
 _OPTIONAL_SPACE = r" (?:(?<=[,;:.!?(] )(?=\S)|(?<=\S )(?=\))|(?<=\w )(?=\w))"
-_ASCII_DELETIONS = re.compile(_OPTIONAL_SPACE)
-_PUNCTUATION_DELETIONS = re.compile(
-    _OPTIONAL_SPACE
-    + rf"|[{_INVISIBLE}]"  # invisible characters in the file
-    + rf"|(?:(?<=\s)|^)[{_COMBINING}]+",  # combining marks with no visible base
+_SPACE_DELETIONS = re.compile(_OPTIONAL_SPACE)
+_INVISIBLE_DELETIONS = re.compile(
+    rf"[{_INVISIBLE}]"  # invisible characters in the file
+    # combining marks with no visible base: at a line start, after whitespace or
+    # after an invisible character (as invisible.clean removes them)
+    + rf"|(?:(?<=[\s{_INVISIBLE}])|^)[{_COMBINING}]+",
     re.MULTILINE,
 )
+_ASCII_STAGES = (_SPACE_DELETIONS,)
+_PUNCTUATION_STAGES = (_INVISIBLE_DELETIONS, _SPACE_DELETIONS)
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -44,19 +50,26 @@ class Folded:
     original: str
     source: str  # the original after the 1:1 translation; deletions apply to it
     text: str
-    _pattern: re.Pattern[str]
+    _stages: tuple[re.Pattern[str], ...]  # deletions, each applied to the previous result
     _shifts: list[int] | None = field(default=None, repr=False)
 
     def _shift_table(self) -> list[int]:
         # Entry m is the folded position at which the m-th deleted character was.
         if self._shifts is None:
-            shifts: list[int] = []
-            deleted = 0
-            for m in self._pattern.finditer(self.source):
-                for pos in range(m.start(), m.end()):
-                    shifts.append(pos - deleted)
-                    deleted += 1
-            self._shifts = shifts
+            deleted: list[int] = []  # source indices of the deleted characters, ascending
+            stage = self.source
+            for n, pattern in enumerate(self._stages):
+                if n:
+                    stage = self._stages[n - 1].sub("", stage)
+                # Position p of this stage is source index p + bisect_right(shifts, p).
+                shifts = [d - m for m, d in enumerate(deleted)]
+                found = [
+                    pos + bisect_right(shifts, pos)
+                    for m in pattern.finditer(stage)
+                    for pos in range(m.start(), m.end())
+                ]
+                deleted = sorted(deleted + found) if deleted else found
+            self._shifts = [d - m for m, d in enumerate(deleted)]
         return self._shifts
 
     def origin(self, j: int) -> int:
@@ -81,14 +94,20 @@ class Folded:
 
 def fold_punctuation(text: str) -> Folded:
     source = text.translate(_PUNCTUATION_TABLE)
-    pattern = _ASCII_DELETIONS if source.isascii() else _PUNCTUATION_DELETIONS
-    return Folded(text, source, pattern.sub("", source), pattern)
+    stages = _ASCII_STAGES if source.isascii() else _PUNCTUATION_STAGES
+    return Folded(text, source, _delete(source, stages), stages)
 
 
 def fold_whitespace(text: str) -> Folded:
-    return Folded(text, text, _WHITESPACE.sub("", text), _WHITESPACE)
+    return Folded(text, text, _WHITESPACE.sub("", text), (_WHITESPACE,))
 
 
 def punctuation_key(text: str) -> str:
     """The punctuation-folded form of ``text`` (no map back)."""
-    return _PUNCTUATION_DELETIONS.sub("", text.translate(_PUNCTUATION_TABLE))
+    return _delete(text.translate(_PUNCTUATION_TABLE), _PUNCTUATION_STAGES)
+
+
+def _delete(text: str, stages: tuple[re.Pattern[str], ...]) -> str:
+    for pattern in stages:
+        text = pattern.sub("", text)
+    return text

@@ -1,0 +1,328 @@
+"""Folded views for the punctuation and whitespace tiers, and their map back."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from redline.engine.fold import Folded, fold_punctuation, fold_whitespace, punctuation_key
+from redline.engine.invisible import clean
+
+ACUTE = "\u0301"
+OVERLINE = "\u0305"
+
+
+def _check_map(folded: Folded) -> None:
+    """Every folded character comes from exactly one original character."""
+    origins = folded.origins()
+    assert len(origins) == len(folded.text)
+    assert len(folded.source) == len(folded.original)
+    assert origins == [folded.origin(j) for j in range(len(folded.text))]
+    assert all(a < b for a, b in pairwise(origins))
+    assert all(0 <= i < len(folded.original) for i in origins)
+    for j, i in enumerate(origins):
+        assert folded.source[i] == folded.text[j]
+
+
+# --- 1:1 punctuation folding -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("‘single’ ‚low‛ ′prime‵", "'single' 'low' 'prime'"),
+        ("“double” „low‟ ″ditto‶ «guillemets»", '"double" "low" "ditto" "guillemets"'),
+        ("a‐b‑c‒d–e—f―g−h", "a-b-c-d-e-f-g-h"),
+        ("x−1", "x-1"),
+    ],
+)
+def test_quotes_and_dashes_fold_to_ascii(text: str, expected: str) -> None:
+    assert fold_punctuation(text).text == expected
+
+
+@pytest.mark.parametrize(
+    ("full", "ascii"),
+    [("，", ","), ("；", ";"), ("：", ":"), ("．", "."), ("！", "!"), ("？", "?"), ("（", "("),
+     ("）", ")"), ("［", "["), ("＝", "="), ("＂", '"'), ("～", "~"), ("Ａ", "A"), ("０", "0")],
+)  # fmt: skip
+def test_full_width_forms_fold_to_ascii_twins(full: str, ascii: str) -> None:
+    assert fold_punctuation(full).text == ascii
+    assert fold_punctuation(f"x{full}y").source == f"x{ascii}y"
+
+
+def test_full_width_cjk_sentence_matches_its_ascii_form() -> None:
+    assert punctuation_key("调用（参数１，参数２）；完成！") == punctuation_key(
+        "调用(参数1, 参数2); 完成!"
+    )
+
+
+def test_ideographic_and_no_break_spaces_fold_to_space() -> None:
+    assert fold_punctuation("a\u3000\u3000b").text == "a  b"
+    assert fold_punctuation("a\u00a0\u00a0b").text == "a  b"
+    assert fold_punctuation("x\u3000=\u00a01").source == "x = 1"
+
+
+def test_ideographic_comma_folds_to_comma() -> None:
+    assert fold_punctuation("甲、乙").text == "甲,乙"
+
+
+def test_translation_is_one_to_one() -> None:
+    text = "‘’“”–—−，；：．！？（）\u3000\u00a0、 plain"
+    assert len(fold_punctuation(text).source) == len(text)
+
+
+# --- Optional spaces -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("f(a, b)", "f(a,b)"),
+        ("a; b", "a;b"),
+        ("key: value", "key:value"),
+        ("end. Next", "end.Next"),
+        ("wow! yes? ok", "wow!yes?ok"),
+        ("f( x )", "f(x)"),
+        ("( )", "()"),
+        ("print (x )", "print (x)"),  # no rule for a space before (
+        ("foo bar", "foobar"),
+        ("x1 y_2", "x1y_2"),
+        ("中 文", "中文"),
+    ],
+)
+def test_one_optional_space_is_removed(text: str, expected: str) -> None:
+    assert fold_punctuation(text).text == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a,  b",  # two spaces after a comma
+        "foo  bar",  # two spaces between words
+        "f(  x)",  # two spaces after (
+        "f(x  )",  # two spaces before )
+        "a\tb",  # a tab is not an optional space
+        "a,\tb",
+        "x = y",  # = is not in the list
+        "a , b"[:3],  # space before a comma
+        "x + 1",
+        "a. ",  # nothing after the space
+        "a,\n b",  # a newline is not a space
+    ],
+)
+def test_other_spaces_are_kept(text: str) -> None:
+    assert fold_punctuation(text).text == text
+
+
+def test_space_before_comma_is_kept_and_after_it_removed() -> None:
+    assert fold_punctuation("a , b").text == "a ,b"
+
+
+def test_full_width_punctuation_then_space_rules() -> None:
+    assert fold_punctuation("f（ x，\u3000y ）").text == "f(x,y)"
+
+
+# --- Invisible characters and orphan combining marks ---------------------------------------
+
+
+@pytest.mark.parametrize("char", ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"])
+def test_invisible_characters_are_removed(char: str) -> None:
+    folded = fold_punctuation(f"{char}ret{char}urn{char}")
+    assert folded.text == "return"
+    _check_map(folded)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"{ACUTE}x", "x"),
+        (f"{ACUTE}{OVERLINE}x", "x"),
+        (f"a\n{ACUTE}b", "a\nb"),
+        (f"a\t{ACUTE}b", "a\tb"),
+        (f"a  {ACUTE}", "a  "),
+        ("x\n\u20d7\u20d7y", "x\ny"),
+    ],
+)
+def test_orphan_combining_marks_are_removed(text: str, expected: str) -> None:
+    assert fold_punctuation(text).text == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"cafe{ACUTE}",
+        f"x = 1{OVERLINE}",
+        "Tiếng-Việt",
+        "Tie\u0302\u0301ng",
+        "بِسْمِ",
+        "हिन्दी",
+        "👍🏽",
+    ],
+)
+def test_marks_on_a_visible_base_are_kept(text: str) -> None:
+    assert fold_punctuation(text).text == text
+
+
+def test_orphan_mark_after_a_space_does_not_block_the_space_rules() -> None:
+    # The mark goes; "(" then one space then "x" still folds to "(x".
+    assert fold_punctuation(f"( {ACUTE}x)").text == "(x)"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("foo\u200b bar", "foobar"),
+        ("foo \u200bbar", "foobar"),
+        ("x,\u200b y", "x,y"),
+        ("f(\u2060 x \u00ad)", "f(x)"),
+        ("\u200b\u0301x", "x"),
+        (" \u200b\u0301x", " x"),
+        ("a\u200b\u0301", "a"),  # the mark sat on the invisible character, not on "a"
+    ],
+)
+def test_invisible_characters_do_not_block_the_other_rules(text: str, expected: str) -> None:
+    folded = fold_punctuation(text)
+    assert folded.text == expected
+    _check_map(folded)
+
+
+def test_a_match_across_a_leaked_invisible_maps_back_over_it() -> None:
+    original = "msg = 'foo\u200b bar'\n"
+    folded = fold_punctuation(original)
+    needle = fold_punctuation("'foo bar'").text
+    pos = folded.text.index(needle)
+    start, end = folded.span(pos, pos + len(needle))
+    assert original[start:end] == "'foo\u200b bar'"
+
+
+# --- Mapping back ---------------------------------------------------------------------
+
+
+def test_span_maps_a_folded_match_back_exactly() -> None:
+    original = "call（a，\u3000b）  # “note”"
+    folded = fold_punctuation(original)
+    assert folded.text == 'call(a,b)  # "note"'
+    needle = fold_punctuation("(a, b)").text
+    pos = folded.text.index(needle)
+    start, end = folded.span(pos, pos + len(needle))
+    assert original[start:end] == "（a，\u3000b）"
+    start, end = folded.span(folded.text.index('"'), len(folded.text))
+    assert original[start:end] == "“note”"
+
+
+def test_span_excludes_deletions_at_its_edges_and_includes_those_inside() -> None:
+    original = "\u200bfoo bar\u200b"
+    folded = fold_punctuation(original)
+    assert folded.text == "foobar"
+    assert folded.span(0, 6) == (1, 8)
+    assert original[slice(*folded.span(0, 6))] == "foo bar"
+    assert folded.origins() == [1, 2, 3, 5, 6, 7]
+
+
+def test_origin_when_nothing_is_deleted() -> None:
+    folded = fold_punctuation("x=1")
+    assert folded.origins() == [0, 1, 2]
+    assert folded.span(0, 3) == (0, 3)
+
+
+def test_empty_text() -> None:
+    for fold in (fold_punctuation, fold_whitespace):
+        folded = fold("")
+        assert folded.text == ""
+        assert folded.origins() == []
+
+
+PUNCTUATION_ALPHABET = st.sampled_from(
+    [
+        "a", "b", "_", "1", "中", " ", "  ", "\n", "\t", ",", ";", ":", ".", "!", "?", "(", ")",
+        "=", "‘", "’", "“", "”", "–", "—", "−", "，", "；", "：", "．", "！", "？", "（", "）",
+        "\u3000", "\u00a0", "、", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad",
+        ACUTE, OVERLINE, "\u20d7", "é", "👨",
+    ]
+)  # fmt: skip
+PUNCTUATION_TEXTS = st.lists(PUNCTUATION_ALPHABET, max_size=40).map("".join)
+
+
+@given(PUNCTUATION_TEXTS | st.text(max_size=40))
+def test_punctuation_fold_maps_every_character_back(text: str) -> None:
+    folded = fold_punctuation(text)
+    assert folded.original == text
+    _check_map(folded)
+    # Each kept character is the fold of the original character it came from.
+    for j, i in enumerate(folded.origins()):
+        assert fold_punctuation(text[i]).source == folded.text[j]
+    assert punctuation_key(text) == folded.text
+
+
+@given(PUNCTUATION_TEXTS | st.text(max_size=40), st.data())
+def test_punctuation_span_covers_exactly_the_folded_range(text: str, data: st.DataObject) -> None:
+    folded = fold_punctuation(text)
+    if not folded.text:
+        return
+    start = data.draw(st.integers(0, len(folded.text) - 1))
+    end = data.draw(st.integers(start + 1, len(folded.text)))
+    a, b = folded.span(start, end)
+    origins = folded.origins()
+    assert (a, b) == (origins[start], origins[end - 1] + 1)
+    # Inside the span, only deleted characters lie between the mapped ones.
+    kept = [i for i in origins if a <= i < b]
+    assert "".join(folded.source[i] for i in kept) == folded.text[start:end]
+
+
+@given(PUNCTUATION_TEXTS)
+def test_deleted_characters_are_only_spaces_invisibles_and_marks(text: str) -> None:
+    folded = fold_punctuation(text)
+    kept = set(folded.origins())
+    for i, char in enumerate(folded.source):
+        if i not in kept:
+            assert (
+                char == " "
+                or char in "\u200b\u200c\u200d\u2060\ufeff\u00ad"
+                or char in (ACUTE, OVERLINE, "\u20d7")
+            )
+
+
+@given(PUNCTUATION_TEXTS)
+def test_folding_is_idempotent(text: str) -> None:
+    key = punctuation_key(text)
+    assert punctuation_key(key) == key
+
+
+@given(PUNCTUATION_TEXTS)
+def test_file_fold_tolerates_what_clean_removes_from_old_string(text: str) -> None:
+    # old_string is cleaned before matching; the file is not. Folding the file
+    # must reach the same key, or a file with leaked invisible characters never
+    # matches at the punctuation tier.
+    assert punctuation_key(clean(text)[0]) == punctuation_key(text)
+
+
+# --- Whitespace fold ----------------------------------------------------------------------
+
+
+def test_whitespace_fold_removes_all_whitespace() -> None:
+    original = "def  f( x ):\r\n\treturn\u00a0x\u3000\n"
+    folded = fold_whitespace(original)
+    assert folded.text == "deff(x):returnx"
+    assert folded.source == original
+    start, end = folded.span(folded.text.index("f("), folded.text.index(":") + 1)
+    assert original[start:end] == "f( x ):"
+
+
+def test_whitespace_fold_keeps_punctuation_and_invisibles() -> None:
+    assert fold_whitespace("“a”\u200b—b").text == "“a”\u200b—b"
+
+
+@given(
+    st.text(st.sampled_from("ab \t\n\r\u00a0\u3000\x0b\x0c"), max_size=40) | st.text(max_size=40)
+)
+def test_whitespace_fold_maps_every_character_back(text: str) -> None:
+    folded = fold_whitespace(text)
+    assert folded.text == "".join(c for c in text if not c.isspace())
+    _check_map(folded)
+    for j, i in enumerate(folded.origins()):
+        assert text[i] == folded.text[j]
+    removed = set(range(len(text))) - set(folded.origins())
+    assert all(text[i].isspace() for i in removed)

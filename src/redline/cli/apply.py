@@ -45,28 +45,38 @@ def apply_command(root: Path, jsonl: bool, dry_run: bool, threshold: float | Non
     from redline.engine.hints import FailureHints
 
     hints = FailureHints()
+    # Bytes, not the locale's text: JSON on the wire is UTF-8 whatever the locale says.
+    stdin = sys.stdin.buffer
     if jsonl:
         worst = 0
-        for line in sys.stdin:
+        for line in stdin:
             if not line.strip():
                 continue
             result = _run(line, root, dry_run, threshold, hints)
             _emit(result.to_dict())
             worst = max(worst, result.exit_code)
         sys.exit(worst)
-    result = _run(sys.stdin.read(), root, dry_run, threshold, hints)
+    result = _run(stdin.read(), root, dry_run, threshold, hints)
     _emit(result.to_dict())
     sys.exit(result.exit_code)
 
 
 def _run(
-    text: str, root: Path, dry_run: bool, threshold: float | None, hints: FailureHints
+    data: bytes, root: Path, dry_run: bool, threshold: float | None, hints: FailureHints
 ) -> Result:
+    from redline.engine.edit import EditRequest
     from redline.engine.errors import RequestError
     from redline.engine.result import Result
     from redline.fsops.apply import apply_in_directory
     from redline.tools.schema import parse_request
 
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Result(
+            "invalid",
+            error=f"request is not valid UTF-8 (byte {exc.start}); send JSON encoded as UTF-8",
+        )
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -75,16 +85,26 @@ def _run(
             error=f"request is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
             "send one JSON object (with --jsonl, one per line)",
         )
+    except RecursionError:
+        return Result(
+            "invalid",
+            error="request is nested too deeply to decode; send one flat JSON object "
+            "of strings, booleans and a list of edits",
+        )
     try:
         request, turn = parse_request(obj, threshold)
     except RequestError as exc:
         path = obj.get("path") if isinstance(obj, dict) else None
         return Result("invalid", path=path if isinstance(path, str) else None, error=str(exc))
     result = apply_in_directory(root, request, dry_run=dry_run)
-    hints.observe(request.path, turn, result)
+    if isinstance(request, EditRequest):
+        hints.observe(request.path, turn, result)
     return result
 
 
 def _emit(payload: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
+    line = json.dumps(payload, ensure_ascii=False) + "\n"
+    # UTF-8 whatever the locale; a lone surrogate a request carried in (JSON allows
+    # "\ud800") is written back as that same escape instead of crashing the stream.
+    sys.stdout.buffer.write(line.encode("utf-8", "backslashreplace"))
+    sys.stdout.buffer.flush()

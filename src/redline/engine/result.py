@@ -50,6 +50,30 @@ class Failure:
     error: str
 
 
+@dataclass(frozen=True)
+class GroupReport:
+    """A file group of a patch: its paths, its operations and, if not applied, why."""
+
+    paths: list[str]
+    operations: list[str]
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class HunkReport:
+    """Where one hunk of a patch was placed. Lines are 1-based, in the file before."""
+
+    path: str
+    hunk: int
+    match_type: str
+    confidence: float
+    start_line: int
+    end_line: int
+    other_matches: int
+    anchor_found: bool | None
+    matched_text: str
+
+
 @dataclass
 class Result:
     status: Status
@@ -64,6 +88,9 @@ class Result:
     diff: str | None = None
     skipped: list[int] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
+    committed: list[GroupReport] = field(default_factory=list)
+    not_applied: list[GroupReport] = field(default_factory=list)
+    hunks: list[HunkReport] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:

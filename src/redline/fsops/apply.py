@@ -6,12 +6,18 @@ from pathlib import Path
 
 from redline.engine.edit import EditRequest, apply_edit
 from redline.engine.errors import RequestError
+from redline.engine.patch import PatchRequest
 from redline.engine.result import Result
 from redline.fsops.files import resolve, write_atomic
+from redline.fsops.patch import apply_patch_in_directory
 
 
-def apply_in_directory(root: Path, request: EditRequest, *, dry_run: bool = False) -> Result:
-    """Run ``request`` against its file under ``root``; write unless ``dry_run``."""
+def apply_in_directory(
+    root: Path, request: EditRequest | PatchRequest, *, dry_run: bool = False
+) -> Result:
+    """Run ``request`` against the files under ``root``; write unless ``dry_run``."""
+    if isinstance(request, PatchRequest):
+        return apply_patch_in_directory(root, request.patch, dry_run=dry_run)
     try:
         target = resolve(root, request.path)
         data = target.read_bytes()

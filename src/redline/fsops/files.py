@@ -9,8 +9,8 @@ from pathlib import Path, PurePosixPath
 from redline.engine.errors import RequestError
 
 
-def resolve(root: Path, relative: str) -> Path:
-    """The file ``relative`` names under ``root``; refuse anything that leaves it."""
+def confine(root: Path, relative: str) -> Path:
+    """Where ``relative`` points under ``root``, which it must not leave (it may not exist)."""
     if not relative or "\x00" in relative:
         raise RequestError(
             "path is empty or contains a NUL byte; give a path relative to the root", "path"
@@ -34,6 +34,12 @@ def resolve(root: Path, relative: str) -> Path:
             "edit the link's target inside the root instead",
             "path",
         )
+    return target
+
+
+def resolve(root: Path, relative: str) -> Path:
+    """The existing file ``relative`` names under ``root``; refuse anything that leaves it."""
+    target = confine(root, relative)
     if target.is_dir():
         raise RequestError(f"path {relative!r} is a directory; name a file", "path")
     if not target.exists():

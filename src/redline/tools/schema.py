@@ -8,10 +8,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+)
 
 from redline.engine.edit import DEFAULT_THRESHOLD, EditItem, EditRequest
 from redline.engine.errors import RequestError
+from redline.engine.patch import PatchRequest
 
 Threshold = Annotated[float, Field(gt=0.0, le=1.0, strict=False)]
 
@@ -40,6 +49,18 @@ class EditRequestModel(_Wire):
     model: StrictStr | None = None
 
 
+class ApplyPatchRequestModel(_Wire):
+    """``{"tool": "apply_patch", "patch": "*** Begin Patch ... *** End Patch"}``."""
+
+    tool: Literal["apply_patch"]
+    patch: StrictStr
+    turn: StrictStr | int | None = None
+    model: StrictStr | None = None
+
+
+RequestModel = Annotated[EditRequestModel | ApplyPatchRequestModel, Field(discriminator="tool")]
+
+
 class MatchModel(_Wire):
     match_type: str
     confidence: float
@@ -52,6 +73,24 @@ class FailureModel(_Wire):
     index: int
     status: str
     error: str
+
+
+class GroupReportModel(_Wire):
+    paths: list[str]
+    operations: list[str]
+    reason: str | None = None
+
+
+class HunkReportModel(_Wire):
+    path: str
+    hunk: int
+    match_type: str
+    confidence: float
+    start_line: int
+    end_line: int
+    other_matches: int
+    anchor_found: bool | None
+    matched_text: str
 
 
 class ResultModel(_Wire):
@@ -77,25 +116,37 @@ class ResultModel(_Wire):
     diff: str | None = None
     skipped: list[int] = []
     failures: list[FailureModel] = []
+    committed: list[GroupReportModel] = []
+    not_applied: list[GroupReportModel] = []
+    hunks: list[HunkReportModel] = []
 
 
 REQUEST_EXAMPLE = '{"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}'
+PATCH_EXAMPLE = '{"tool": "apply_patch", "patch": "*** Begin Patch\\n...\\n*** End Patch"}'
 
 
-def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[EditRequest, object]:
+def parse_request(
+    obj: Any, default_threshold: float | None = None
+) -> tuple[EditRequest | PatchRequest, object]:
     """Validate a decoded JSON request; return the engine request and its turn."""
     if not isinstance(obj, dict):
         raise RequestError(f"a request must be a JSON object, like {REQUEST_EXAMPLE}")
     tool = obj.get("tool")
+    if tool == "apply_patch":
+        try:
+            patch = ApplyPatchRequestModel.model_validate(obj)
+        except ValidationError as exc:
+            raise RequestError(_explain(exc, PATCH_EXAMPLE)) from None
+        return PatchRequest(patch.patch), patch.turn
     if tool != "edit":
         raise RequestError(
-            f'unknown tool {tool!r}; this build accepts "edit", e.g. {REQUEST_EXAMPLE}',
+            f'unknown tool {tool!r}; use "edit" or "apply_patch", e.g. {REQUEST_EXAMPLE}',
             "tool",
         )
     try:
         model = EditRequestModel.model_validate(obj)
     except ValidationError as exc:
-        raise RequestError(_explain(exc)) from None
+        raise RequestError(_explain(exc, REQUEST_EXAMPLE)) from None
     threshold = model.threshold or default_threshold or DEFAULT_THRESHOLD
     single = (model.old_string, model.new_string, model.replace_all)
     if model.edits is not None:
@@ -117,17 +168,17 @@ def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Edi
     return EditRequest(model.path, (item,), threshold=threshold), model.turn
 
 
-def _explain(exc: ValidationError) -> str:
+def _explain(exc: ValidationError, example: str) -> str:
     problems = []
     for error in exc.errors():
         where = ".".join(str(part) for part in error["loc"]) or "request"
         problems.append(f"{where}: {error['msg']}")
-    return "invalid request: " + "; ".join(problems) + f". Expected e.g. {REQUEST_EXAMPLE}"
+    return "invalid request: " + "; ".join(problems) + f". Expected e.g. {example}"
 
 
 def json_schema() -> dict[str, Any]:
     """JSON Schemas of the requests and of the result every caller gets."""
     return {
-        "request": EditRequestModel.model_json_schema(),
+        "request": TypeAdapter(RequestModel).json_schema(),
         "result": ResultModel.model_json_schema(),
     }

@@ -1,0 +1,296 @@
+"""Applying the hunks of one ``*** Update File`` to a file's text.
+
+Hunks apply in order, each searching from after the previous one. The passes
+exact → trailing whitespace ignored → surrounding whitespace ignored take the
+first occurrence; then, as a separate step, punctuation/space folding must
+match exactly one place. Context lines keep the file's bytes; only '-' lines
+are removed and '+' lines added. Added lines take the file's newline style (in
+a mixed file, the ending of the line that follows them), and the updated file
+always ends with a newline.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from redline.engine import invisible
+from redline.engine.errors import RedlineError
+from redline.engine.fold import punctuation_key
+from redline.engine.patch_parse import Hunk, HunkLine
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+CONFIDENCE = {"exact": 1.0, "rstrip": 0.99, "strip": 0.98, "punctuation": 0.97}
+PASSES = ("exact", "rstrip", "strip")  # first occurrence wins; punctuation must be unique
+
+
+def _folded(line: str) -> str:
+    return "".join(punctuation_key(line).split())
+
+
+@dataclass(frozen=True)
+class HunkEvidence:
+    """How one hunk was placed. Lines are 1-based in the file before the patch."""
+
+    hunk: int  # 1-based position of the hunk in its Update
+    match_type: str  # exact | rstrip | strip | punctuation
+    confidence: float
+    start_line: int
+    end_line: int  # start_line - 1 for a hunk that removes and keeps nothing
+    other_matches: int  # other places this hunk's lines also match
+    anchor_found: bool | None  # None when the hunk has no '@@' anchor
+    matched_text: str
+
+
+class HunkError(RedlineError):
+    """A hunk could not be placed; the message says which and why."""
+
+    def __init__(self, message: str, hunk: int) -> None:
+        self.hunk = hunk
+        super().__init__(message)
+
+
+@dataclass
+class _Line:
+    text: str
+    ending: str | None  # None: an added line whose ending is decided at the end
+
+
+def split_lines(text: str) -> list[tuple[str, str]]:
+    """``(content, ending)`` for every line of ``text``; the last ending may be ''."""
+    out = []
+    for raw in _LINE.findall(text):
+        content = raw.rstrip("\r\n")
+        out.append((content, raw[len(content) :]))
+    return out
+
+
+def apply_hunks(
+    text: str, hunks: Sequence[Hunk], path: str
+) -> tuple[str, list[HunkEvidence], Counter[str]]:
+    """The updated text, the evidence per hunk and the invisible characters removed."""
+    lines = split_lines(text)
+    keyed = _Keyed([c for c, _ in lines])
+    cursor = 0
+    placed: list[tuple[int, int, Hunk]] = []  # (start index, old length, hunk)
+    evidence: list[HunkEvidence] = []
+    for number, given in enumerate(hunks, start=1):
+        hunk = given
+        try:
+            start, ev = _place(keyed, hunk, cursor, number, len(hunks), path)
+        except HunkError:
+            # A blank line a model leaves after a hunk parses as empty context;
+            # when it does not match, the hunk without it may.
+            if not (hunk.lines and hunk.lines[-1] == HunkLine(" ", "")):
+                raise
+            hunk = replace(hunk, lines=hunk.lines[:-1])
+            start, ev = _place(keyed, hunk, cursor, number, len(hunks), path)
+        old_len = sum(1 for h in hunk.lines if h.kind != "+")
+        placed.append((start, old_len, hunk))
+        evidence.append(ev)
+        cursor = start + old_len if old_len else start
+    removed: Counter[str] = Counter()
+    out: list[_Line] = []
+    pos = 0
+    for start, old_len, hunk in placed:
+        out.extend(_Line(c, e) for c, e in lines[pos:start])
+        k = start
+        for hline in hunk.lines:
+            if hline.kind == " ":
+                out.append(_Line(*lines[k]))
+                k += 1
+            elif hline.kind == "-":
+                k += 1
+            else:
+                cleaned, gone = invisible.clean(hline.text)
+                removed += gone
+                out.append(_Line(cleaned, None))
+        pos = start + old_len
+    out.extend(_Line(c, e) for c, e in lines[pos:])
+    return _join(out, [e for _, e in lines]), evidence, removed
+
+
+def _join(out: list[_Line], original_endings: list[str]) -> str:
+    styles = Counter(e for e in original_endings if e)
+    default = styles.most_common(1)[0][0] if styles else "\n"
+    mixed = len(styles) > 1
+    following: str | None = None
+    # Walk backwards so each added line knows the ending of the line after it.
+    for line in reversed(out):
+        if line.ending is None:
+            line.ending = following if (mixed and following) else None
+        elif line.ending:
+            following = line.ending
+    previous: str | None = None
+    for line in out:
+        if line.ending is None:
+            line.ending = (previous if mixed and previous else None) or default
+        if line.ending:
+            previous = line.ending
+    if out and not out[-1].ending:
+        out[-1].ending = default
+    return "".join(line.text + (line.ending or "") for line in out)
+
+
+class _Keyed:
+    """A file's lines under each pass's key, indexed by line, built on first use."""
+
+    def __init__(self, contents: list[str]) -> None:
+        self.contents = contents
+        self._views: dict[str, list[str]] = {}
+        self._index: dict[str, dict[str, list[int]]] = {}
+
+    def view(self, name: str) -> list[str]:
+        if name not in self._views:
+            key = KEYS[name]
+            self._views[name] = [key(line) for line in self.contents]
+        return self._views[name]
+
+    def all(self, name: str, old: list[str], start: int) -> list[int]:
+        """Every index >= ``start`` where ``old`` matches under ``name``'s key."""
+        view = self.view(name)
+        if name not in self._index:
+            index: dict[str, list[int]] = {}
+            for i, line in enumerate(view):
+                index.setdefault(line, []).append(i)
+            self._index[name] = index
+        key = KEYS[name]
+        target = [key(line) for line in old]
+        starts = self._index[name].get(target[0], [])
+        n = len(target)
+        return [i for i in starts[bisect_left(starts, start) :] if view[i : i + n] == target]
+
+    def seek(self, name: str, old: list[str], start: int) -> int | None:
+        found = self.all(name, old, start)
+        return found[0] if found else None
+
+
+KEYS: dict[str, Callable[[str], str]] = {
+    "exact": lambda s: s,
+    "rstrip": str.rstrip,
+    "strip": str.strip,
+    "punctuation": _folded,
+}
+
+
+def _place(
+    lines: _Keyed, hunk: Hunk, cursor: int, number: int, total: int, path: str
+) -> tuple[int, HunkEvidence]:
+    contents = lines.contents
+    old = [h.text for h in hunk.lines if h.kind != "+"]
+    anchor_found: bool | None = None
+    start_at = cursor
+    if hunk.anchor is not None and hunk.anchor.strip():
+        at = _find_anchor(lines, hunk.anchor, cursor)
+        anchor_found = at is not None
+        if at is not None:
+            start_at = at + 1
+    if not old:
+        # Pure addition: after the anchor line when found, else at the end of the file.
+        index = start_at if anchor_found else len(contents)
+        return index, HunkEvidence(number, "exact", 1.0, index + 1, index, 0, anchor_found, "")
+    if hunk.end_of_file:
+        found = _at_end(contents, old)
+        if found is not None:
+            name, at = found
+            return at, _evidence(contents, number, name, at, old, 0, anchor_found)
+    else:
+        for name in PASSES:
+            seek = lines.seek(name, old, start_at)
+            if seek is not None:
+                others = len(lines.all(name, old, 0)) - 1
+                return seek, _evidence(contents, number, name, seek, old, others, anchor_found)
+        candidates = lines.all("punctuation", old, start_at)
+        if len(candidates) == 1:
+            return candidates[0], _evidence(
+                contents, number, "punctuation", candidates[0], old, 0, anchor_found
+            )
+        if len(candidates) > 1:
+            where = ", ".join(str(c + 1) for c in candidates)
+            raise HunkError(
+                f"hunk not found ({number}/{total}) in {path}: its lines match only with "
+                f"punctuation/space differences, at {len(candidates)} places (lines {where}); "
+                "add context lines or an '@@' anchor so that one place fits",
+                number,
+            )
+    raise HunkError(_not_found(contents, old, cursor, number, total, path, hunk), number)
+
+
+def _at_end(contents: list[str], old: list[str]) -> tuple[str, int] | None:
+    """Match ``old`` at the end of the file (trailing blank lines allowed)."""
+    end = len(contents)
+    while end > 0 and not contents[end - 1].strip() and old[-1].strip():
+        end -= 1
+    index = end - len(old)
+    if index < 0:
+        return None
+    window = contents[index:end]
+    for name in CONFIDENCE:
+        key = KEYS[name]
+        if [key(line) for line in window] == [key(line) for line in old]:
+            return name, index
+    return None
+
+
+def _find_anchor(lines: _Keyed, anchor: str, cursor: int) -> int | None:
+    for name in PASSES:
+        found = lines.seek(name, [anchor], cursor)
+        if found is not None:
+            return found
+    return None
+
+
+def _evidence(
+    contents: list[str],
+    number: int,
+    name: str,
+    index: int,
+    old: list[str],
+    others: int,
+    anchor_found: bool | None,
+) -> HunkEvidence:
+    matched = "\n".join(contents[index : index + len(old)])
+    return HunkEvidence(
+        number,
+        name,
+        CONFIDENCE[name],
+        index + 1,
+        index + len(old),
+        max(0, others),
+        anchor_found,
+        matched,
+    )
+
+
+def _not_found(
+    contents: list[str], old: list[str], cursor: int, number: int, total: int, path: str, hunk: Hunk
+) -> str:
+    first = next((line for line in old if line.strip()), old[0])
+    head = f"hunk not found ({number}/{total}) in {path}: expected line {first!r}"
+    stripped = first.strip()
+    whole = [i for i, c in enumerate(contents) if c.strip() == stripped]
+    if hunk.end_of_file:
+        return (
+            f"{head} at the end of the file (the hunk has *** End of File); "
+            "re-read the file's last lines"
+        )
+    if whole and all(i < cursor for i in whole):
+        return (
+            f"{head}: it is at line {whole[0] + 1}, before the previous hunk (which ends at "
+            f"line {cursor}); hunks must follow the order of the file"
+        )
+    if whole:
+        return (
+            f"{head}: that line is at line {whole[0] + 1}, but the hunk's other lines do not "
+            "follow it there; re-read the file and copy the context lines exactly"
+        )
+    partial = [i for i, c in enumerate(contents) if stripped and stripped in c]
+    if partial:
+        return (
+            f"{head}: it is only a fragment of the longer line {partial[0] + 1} "
+            f"({contents[partial[0]].strip()!r}); hunk lines must be whole lines"
+        )
+    return f"{head}, which is not in the file; re-read the file and copy the context lines exactly"

@@ -1,0 +1,233 @@
+"""Planning an ``apply_patch`` request: one snapshot, file groups, all in memory.
+
+Operations touching the same file form one group (consecutive Update sections
+of a path apply in order; a Move binds its source and destination), and a
+group commits or rolls back as a unit. Planning reads the snapshot and never
+writes; the caller writes the changes of the groups that succeeded.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from redline.engine import invisible
+from redline.engine.decode import decode, encode_text
+from redline.engine.errors import FileFormatError, RedlineError, RequestError
+from redline.engine.hunks import HunkError, HunkEvidence, apply_hunks
+from redline.engine.patch_parse import (
+    AddFile,
+    DeleteFile,
+    Operation,
+    UpdateFile,
+    check_path,
+    parse_patch,
+)
+
+OVERLAPPING = "apply_patch contains overlapping operations"
+
+
+class Snapshot(Protocol):
+    """Read-only view of the files a patch applies to (paths are normalised, '/'-separated)."""
+
+    def read(self, path: str) -> bytes | None:
+        """The file's bytes, or None when no file is there."""
+
+    def is_dir(self, path: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    before: bytes | None  # None: the file did not exist
+    after: bytes | None  # None: the file is deleted
+
+
+@dataclass(frozen=True)
+class PathEvidence:
+    """A hunk's evidence and the file it was placed in."""
+
+    path: str
+    evidence: HunkEvidence
+
+
+@dataclass
+class GroupPlan:
+    paths: tuple[str, ...]
+    operations: tuple[str, ...]  # "update a.py", "move a.py -> b.py", "add x", "delete y"
+    changes: tuple[FileChange, ...] = ()
+    error: str | None = None
+    hunks: list[PathEvidence] = field(default_factory=list)
+    cleaned: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass
+class PatchPlan:
+    groups: list[GroupPlan]
+
+    @property
+    def applied(self) -> list[GroupPlan]:
+        return [g for g in self.groups if g.ok]
+
+    @property
+    def failed(self) -> list[GroupPlan]:
+        return [g for g in self.groups if not g.ok]
+
+
+def normalise(path: str) -> str:
+    return posixpath.normpath(path.strip().replace("\\", "/"))
+
+
+def plan_patch(text: str, snapshot: Snapshot) -> PatchPlan:
+    """Parse and plan; raise PatchSyntaxError or RequestError when nothing may change."""
+    patch = parse_patch(text)
+    if not patch.operations:
+        raise RequestError("apply_patch contains no operations; add at least one file operation")
+    ops = [_normalised(op) for op in patch.operations]
+    _check_overlaps(patch.operations)
+    return PatchPlan([_plan_group(group, snapshot) for group in _groups(ops)])
+
+
+def _op_paths(op: Operation) -> list[str]:
+    if isinstance(op, UpdateFile) and op.move_to is not None:
+        return [op.path, op.move_to]
+    return [op.path]
+
+
+def _normalised(op: Operation) -> Operation:
+    for raw in _op_paths(op):
+        problem = check_path(raw)
+        if problem is not None:
+            raise RequestError(f"apply_patch: {problem}", "patch")
+    if isinstance(op, UpdateFile):
+        move = normalise(op.move_to) if op.move_to is not None else None
+        return UpdateFile(normalise(op.path), move, op.hunks, line_number=op.line_number)
+    if isinstance(op, AddFile):
+        return AddFile(normalise(op.path), op.lines, line_number=op.line_number)
+    return DeleteFile(normalise(op.path), line_number=op.line_number)
+
+
+def _check_overlaps(operations: Iterable[Operation]) -> None:
+    spellings: dict[str, str] = {}
+    for op in operations:
+        for raw in _op_paths(op):
+            norm = normalise(raw)
+            seen = spellings.setdefault(norm, raw.strip())
+            if seen != raw.strip():
+                raise RequestError(
+                    f"{OVERLAPPING}: {seen!r} and {raw.strip()!r} name the same file; "
+                    "spell each path one way",
+                    "patch",
+                )
+    names = sorted(spellings)
+    for a in names:
+        for b in names:
+            if b.startswith(a + "/"):
+                raise RequestError(
+                    f"{OVERLAPPING}: {a!r} is a file in one operation and a directory of "
+                    f"{b!r} in another; split the patch",
+                    "patch",
+                )
+
+
+def _groups(ops: list[Operation]) -> list[list[Operation]]:
+    """Operations joined by the files they touch, in patch order."""
+    parent: dict[str, str] = {}
+
+    def find(p: str) -> str:
+        while parent.setdefault(p, p) != p:
+            p = parent[p]
+        return p
+
+    for op in ops:
+        first, *rest = _op_paths(op)
+        for other in rest:
+            parent[find(other)] = find(first)
+    order: dict[str, list[Operation]] = {}
+    for op in ops:
+        order.setdefault(find(_op_paths(op)[0]), []).append(op)
+    return list(order.values())
+
+
+def describe(op: Operation) -> str:
+    if isinstance(op, AddFile):
+        return f"add {op.path}"
+    if isinstance(op, DeleteFile):
+        return f"delete {op.path}"
+    if op.move_to is not None:
+        return f"update {op.path} and move it to {op.move_to}"
+    return f"update {op.path}"
+
+
+class _GroupFailure(RedlineError):
+    pass
+
+
+def _plan_group(ops: list[Operation], snapshot: Snapshot) -> GroupPlan:
+    paths = tuple(dict.fromkeys(p for op in ops for p in _op_paths(op)))
+    group = GroupPlan(paths, tuple(describe(op) for op in ops))
+    state: dict[str, bytes | None] = {}
+
+    def current(path: str) -> bytes | None:
+        if path not in state:
+            state[path] = snapshot.read(path)
+        return state[path]
+
+    try:
+        for op in ops:
+            if snapshot.is_dir(op.path):
+                raise _GroupFailure(
+                    f"cannot {describe(op).split()[0]} {op.path}: it is a directory "
+                    "(apply_patch works on files)"
+                )
+            if isinstance(op, AddFile):
+                if current(op.path) is not None:
+                    raise _GroupFailure(f"cannot add file that already exists: {op.path}")
+                body, gone = invisible.clean("".join(line + "\n" for line in op.lines))
+                group.cleaned += gone
+                state[op.path] = body.encode("utf-8")
+            elif isinstance(op, DeleteFile):
+                if current(op.path) is None:
+                    raise _GroupFailure(f"cannot delete missing file: {op.path}")
+                state[op.path] = None
+            else:
+                state.update(_update(op, current, group))
+    except (_GroupFailure, HunkError, FileFormatError) as exc:
+        group.error = str(exc)
+        return group
+    group.changes = tuple(
+        FileChange(p, snapshot.read(p), state[p])
+        for p in paths
+        if p in state and state[p] != snapshot.read(p)
+    )
+    return group
+
+
+def _update(op: UpdateFile, current: _Reader, group: GroupPlan) -> dict[str, bytes | None]:
+    data = current(op.path)
+    if data is None:
+        raise _GroupFailure(f"cannot update missing file: {op.path}")
+    decoded = decode(data)
+    text, evidence, gone = apply_hunks(decoded.text, op.hunks, op.path)
+    group.cleaned += gone
+    group.hunks.extend(PathEvidence(op.path, e) for e in evidence)
+    new = decoded.bom + encode_text(text, decoded.encoding)
+    if op.move_to is None or op.move_to == op.path:
+        return {op.path: new}
+    if current(op.move_to) is not None:
+        raise _GroupFailure(
+            f"cannot move {op.path} to {op.move_to}: a file already exists there "
+            "(apply_patch does not overwrite; delete it first or pick another name)"
+        )
+    return {op.path: None, op.move_to: new}
+
+
+class _Reader(Protocol):
+    def __call__(self, path: str) -> bytes | None: ...

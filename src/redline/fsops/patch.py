@@ -1,0 +1,95 @@
+"""apply_patch on a plain directory: snapshot, verify, write, roll back on failure."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from redline.engine.patch import apply_patch, changed_after_planning
+from redline.engine.patch_plan import FileChange
+from redline.engine.result import Result
+from redline.fsops.files import confine, write_atomic
+
+
+class DirectorySnapshot:
+    """The files under ``root`` as first read; each path is read once."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._seen: dict[str, bytes | None] = {}
+
+    def path_of(self, path: str) -> Path:
+        return confine(self.root, path)
+
+    def read(self, path: str) -> bytes | None:
+        if path not in self._seen:
+            self._seen[path] = self.read_now(path)
+        return self._seen[path]
+
+    def read_now(self, path: str) -> bytes | None:
+        target = self.path_of(path)
+        try:
+            return target.read_bytes() if target.is_file() else None
+        except FileNotFoundError:
+            return None
+
+    def is_dir(self, path: str) -> bool:
+        return self.path_of(path).is_dir()
+
+
+def apply_patch_in_directory(
+    root: Path,
+    text: str,
+    *,
+    dry_run: bool = False,
+    before_write: Callable[[], None] | None = None,
+) -> Result:
+    """Plan ``text`` against ``root`` and write the groups that apply.
+
+    ``before_write`` runs between planning and writing (a seam for tests of the
+    changed-after-planning check).
+    """
+    snapshot = DirectorySnapshot(root)
+    outcome = apply_patch(text, snapshot)
+    if dry_run or not outcome.changes:
+        return outcome.result
+    if before_write is not None:
+        before_write()
+    for change in outcome.changes:
+        if snapshot.read_now(change.path) != change.before:
+            return changed_after_planning(change.path)
+    written: list[FileChange] = []
+    try:
+        for change in outcome.changes:
+            _write(snapshot.path_of(change.path), change.after)
+            written.append(change)
+    except OSError as exc:
+        failed_path = outcome.changes[len(written)].path
+        _roll_back(snapshot, written)
+        return Result(
+            "failed",
+            path=failed_path,
+            error=(
+                f"cannot write {failed_path}: {exc.strerror}; this request's writes were rolled "
+                "back and nothing changed. Fix the file's permissions or free space, then retry."
+            ),
+        )
+    return outcome.result
+
+
+def _write(target: Path, data: bytes | None) -> None:
+    if data is None:
+        os.unlink(target)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(target, data)
+
+
+def _roll_back(snapshot: DirectorySnapshot, written: list[FileChange]) -> None:
+    for change in reversed(written):
+        target = snapshot.path_of(change.path)
+        if change.before is None:
+            target.unlink(missing_ok=True)
+        else:
+            write_atomic(target, change.before)

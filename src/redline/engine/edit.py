@@ -203,12 +203,14 @@ def _batch(view: FileView, items: list[EditItem]) -> tuple[Result, list[_Replace
             )
     if failures:
         first = failures[0]
+        # A malformed batch (overlaps, empty old_string) is a bad request whatever else failed.
+        status = "invalid" if any(f.status == "invalid" for f in failures) else first.status
         count = len(failures)
         error = (
             f"{count} of {len(items)} edits failed, nothing was written; "
             f"first, edit {first.index}: {first.error}"
         )
-        return Result(first.status, error=error, failures=failures, skipped=skipped), []
+        return Result(status, error=error, failures=failures, skipped=skipped), []
     if not replacements:
         return Result("no_change", skipped=skipped), []
     return Result("applied", skipped=skipped), [r for _, r in replacements]

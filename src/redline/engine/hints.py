@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import posixpath
+
 from redline.engine.result import Result
 
 HINT = (
@@ -20,6 +22,7 @@ class FailureHints:
 
     def observe(self, path: str, turn: object, result: Result) -> None:
         """Record ``result`` and set its ``hint`` from the second failure on."""
+        path = posixpath.normpath(path)
         if self._turn.get(path, turn) != turn or result.ok:
             self._count.pop(path, None)
         self._turn[path] = turn

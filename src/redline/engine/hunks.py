@@ -117,6 +117,10 @@ def _join(out: list[_Line], original_endings: list[str]) -> str:
     styles = Counter(e for e in original_endings if e)
     default = styles.most_common(1)[0][0] if styles else "\n"
     mixed = len(styles) > 1
+    for line in out[:-1]:
+        if line.ending == "":
+            # The file's unterminated last line, now followed by added lines.
+            line.ending = None
     following: str | None = None
     # Walk backwards so each added line knows the ending of the line after it.
     for line in reversed(out):

@@ -187,6 +187,11 @@ def _plan_group(ops: list[Operation], snapshot: Snapshot) -> GroupPlan:
                     f"cannot {describe(op).split()[0]} {op.path}: it is a directory "
                     "(apply_patch works on files)"
                 )
+            if isinstance(op, UpdateFile) and op.move_to and snapshot.is_dir(op.move_to):
+                raise _GroupFailure(
+                    f"cannot move {op.path} to {op.move_to}: it is a directory "
+                    "(apply_patch works on files; name the file inside it)"
+                )
             if isinstance(op, AddFile):
                 if current(op.path) is not None:
                     raise _GroupFailure(f"cannot add file that already exists: {op.path}")

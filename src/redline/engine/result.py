@@ -91,6 +91,7 @@ class Result:
     committed: list[GroupReport] = field(default_factory=list)
     not_applied: list[GroupReport] = field(default_factory=list)
     hunks: list[HunkReport] = field(default_factory=list)
+    dry_run: bool = False  # computed only: nothing was written
 
     @property
     def exit_code(self) -> int:

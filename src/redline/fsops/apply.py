@@ -16,8 +16,16 @@ def apply_in_directory(
     root: Path, request: EditRequest | PatchRequest, *, dry_run: bool = False
 ) -> Result:
     """Run ``request`` against the files under ``root``; write unless ``dry_run``."""
-    if isinstance(request, PatchRequest):
-        return apply_patch_in_directory(root, request.patch, dry_run=dry_run)
+    result = (
+        apply_patch_in_directory(root, request.patch, dry_run=dry_run)
+        if isinstance(request, PatchRequest)
+        else _edit(root, request, dry_run)
+    )
+    result.dry_run = dry_run
+    return result
+
+
+def _edit(root: Path, request: EditRequest, dry_run: bool) -> Result:
     try:
         target = resolve(root, request.path)
         data = target.read_bytes()

@@ -15,6 +15,8 @@ def confine(root: Path, relative: str) -> Path:
         raise RequestError(
             "path is empty or contains a NUL byte; give a path relative to the root", "path"
         )
+    if relative.endswith(("/", "\\")):
+        raise RequestError(f"path {relative!r} ends with a slash; name a file", "path")
     pure = PurePosixPath(relative)
     if (
         pure.is_absolute()
@@ -51,17 +53,23 @@ def resolve(root: Path, relative: str) -> Path:
     return target
 
 
+def _new_file_mode() -> int:
+    """The mode ``open()`` would give a new file: 0o666 less the process umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` via a temporary file in the same directory, mode kept."""
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    mode = path.stat().st_mode & 0o7777 if path.exists() else _new_file_mode()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".redline-tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -119,6 +119,7 @@ class ResultModel(_Wire):
     committed: list[GroupReportModel] = []
     not_applied: list[GroupReportModel] = []
     hunks: list[HunkReportModel] = []
+    dry_run: bool = False
 
 
 REQUEST_EXAMPLE = '{"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}'

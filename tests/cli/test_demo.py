@@ -1,0 +1,84 @@
+"""``redline demo``: an exact and a tolerant edit on a throwaway project."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+TOLERANT_TYPES = {"trailing_newline", "punctuation", "whitespace", "fuzzy", "line_fuzzy"}
+
+
+def _redline_script() -> str:
+    candidate = Path(sysconfig.get_path("scripts")) / "redline"
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which("redline")
+    assert found, "the redline console script is not installed (pip install -e .)"
+    return found
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    return scratch
+
+
+def _demo(tmp_path: Path, scratch: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(HOME=str(home), TMPDIR=str(scratch), NO_COLOR="1")
+    proc = subprocess.run(
+        [_redline_script(), "demo", *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert list(home.iterdir()) == []
+    return proc
+
+
+def test_demo_shows_an_exact_and_a_tolerant_edit(tmp_path: Path, scratch: Path) -> None:
+    proc = _demo(tmp_path, scratch)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    out = proc.stdout
+    assert "== Exact edit: applied" in out
+    assert "== Tolerant edit: applied" in out
+    match_types = re.findall(r"^match_type=(\w+) confidence=([\d.]+)$", out, re.MULTILINE)
+    assert len(match_types) == 2
+    (exact, exact_confidence), (tolerant, tolerant_confidence) = match_types
+    assert (exact, float(exact_confidence)) == ("exact", 1.0)
+    assert tolerant in TOLERANT_TYPES
+    assert 0.0 < float(tolerant_confidence) < 1.0
+    # The evidence: line numbers, the file's own text, and a diff.
+    assert "lines 9-10, matched_text:" in out
+    assert "+def farewell(name, polite=True):" in out
+    assert '+\tlog.info("greeted %s", name)' in out  # written in the file's tab style
+    assert "\tmessage = f\u201cHello, {name}!\u201d" in out  # its curly quotes kept
+
+
+def test_demo_cleans_up_after_itself(tmp_path: Path, scratch: Path) -> None:
+    proc = _demo(tmp_path, scratch)
+    assert proc.returncode == 0, proc.stderr
+    assert list(scratch.iterdir()) == []
+
+
+def test_demo_keep_leaves_the_project(tmp_path: Path, scratch: Path) -> None:
+    proc = _demo(tmp_path, scratch, "--keep")
+    assert proc.returncode == 0, proc.stderr
+    [kept] = list(scratch.iterdir())
+    assert f"Kept {kept}" in proc.stdout
+    text = (kept / "greet.py").read_text(encoding="utf-8")
+    assert "def farewell(name, polite=True):" in text
+    assert '\tlog.info("greeted %s", name)\n' in text

@@ -198,7 +198,7 @@ def _place(
         return index, HunkEvidence(number, "exact", 1.0, index + 1, index, 0, anchor_found, "")
     if hunk.end_of_file:
         found = _at_end(contents, old)
-        if found is not None:
+        if found is not None and found[1] >= cursor:  # not over the previous hunk's lines
             name, at = found
             return at, _evidence(contents, number, name, at, old, 0, anchor_found)
     else:

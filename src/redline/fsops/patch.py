@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -60,13 +61,14 @@ def apply_patch_in_directory(
         if snapshot.read_now(change.path) != change.before:
             return changed_after_planning(change.path)
     written: list[FileChange] = []
+    made: list[Path] = []  # directories created for new files, parents first
     try:
         for change in outcome.changes:
-            _write(snapshot.path_of(change.path), change.after)
+            _write(snapshot.path_of(change.path), change.after, made)
             written.append(change)
     except OSError as exc:
         failed_path = outcome.changes[len(written)].path
-        _roll_back(snapshot, written)
+        _roll_back(snapshot, written, made)
         return Result(
             "failed",
             path=failed_path,
@@ -78,18 +80,27 @@ def apply_patch_in_directory(
     return outcome.result
 
 
-def _write(target: Path, data: bytes | None) -> None:
+def _write(target: Path, data: bytes | None, made: list[Path]) -> None:
     if data is None:
         os.unlink(target)
         return
+    missing: list[Path] = []
+    parent = target.parent
+    while not parent.exists():
+        missing.append(parent)
+        parent = parent.parent
+    made.extend(reversed(missing))
     target.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(target, data)
 
 
-def _roll_back(snapshot: DirectorySnapshot, written: list[FileChange]) -> None:
+def _roll_back(snapshot: DirectorySnapshot, written: list[FileChange], made: list[Path]) -> None:
     for change in reversed(written):
         target = snapshot.path_of(change.path)
         if change.before is None:
             target.unlink(missing_ok=True)
         else:
             write_atomic(target, change.before)
+    for directory in reversed(made):  # deepest first; one that is not empty stays
+        with contextlib.suppress(OSError):
+            directory.rmdir()

@@ -1,17 +1,23 @@
-"""``redline apply``: requests on stdin, results on stdout."""
+"""``redline apply``: requests on stdin, results on stdout.
+
+Embedded mode applies requests to the files under ``--root`` in this process;
+with ``--session`` they go to the repository's daemon, which commits them in
+the session's worktree. The session path imports no heavy library.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-if TYPE_CHECKING:
-    from redline.engine.hints import FailureHints
-    from redline.engine.result import Result
+from redline.cli._connect import repo_option
+
+Runner = Callable[[Any], dict[str, Any]]
 
 
 @click.command("apply")
@@ -20,8 +26,15 @@ if TYPE_CHECKING:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=Path("."),
     show_default="the current directory",
-    help="Directory that request paths are relative to.",
+    help="Directory that request paths are relative to (embedded mode).",
 )
+@click.option(
+    "--session",
+    default=None,
+    help="Apply in this session's worktree through the daemon (git mode): one commit per "
+    "file group, evidence in git notes.",
+)
+@repo_option
 @click.option("--jsonl", is_flag=True, help="One request per line; one result per line, in order.")
 @click.option(
     "--dry-run", is_flag=True, help="Compute everything, the diff included; write nothing."
@@ -32,74 +45,124 @@ if TYPE_CHECKING:
     default=None,
     help="Similarity a fuzzy match needs (default 0.8); a request's own threshold wins.",
 )
-def apply_command(root: Path, jsonl: bool, dry_run: bool, threshold: float | None) -> None:
+def apply_command(
+    root: Path,
+    session: str | None,
+    repo: Path,
+    jsonl: bool,
+    dry_run: bool,
+    threshold: float | None,
+) -> None:
     """Apply an edit request read as JSON from stdin and print the result as JSON.
 
     \b
     {"tool": "edit", "path": "a.py", "old_string": "...", "new_string": "..."}
     {"tool": "edit", "path": "a.py", "edits": [{"old_string": "...", "new_string": "..."}]}
+    {"tool": "apply_patch", "patch": "*** Begin Patch\\n...\\n*** End Patch"}
 
     Exit status: 0 applied or no change, 1 not applied, 2 bad request,
     3 partially applied (with --jsonl: the highest of the requests').
     """
-    from redline.engine.hints import FailureHints
-
-    hints = FailureHints()
+    if session is not None:
+        runner = _session_runner(repo, session, dry_run, threshold)
+    else:
+        runner = _embedded_runner(root, dry_run, threshold)
     # Bytes, not the locale's text: JSON on the wire is UTF-8 whatever the locale says.
     stdin = sys.stdin.buffer
-    if jsonl:
-        worst = 0
-        for line in stdin:
-            if not line.strip():
-                continue
-            result = _run(line, root, dry_run, threshold, hints)
-            _emit(result.to_dict())
-            worst = max(worst, result.exit_code)
-        sys.exit(worst)
-    result = _run(stdin.read(), root, dry_run, threshold, hints)
-    _emit(result.to_dict())
-    sys.exit(result.exit_code)
+    lines = (line for line in stdin if line.strip()) if jsonl else [stdin.read()]
+    worst = 0
+    for data in lines:
+        decoded = _decode(data)
+        payload = runner(decoded) if not _is_problem(decoded) else _invalid(decoded)
+        _emit(payload)
+        worst = max(worst, _exit_code(payload))
+    sys.exit(worst)
 
 
-def _run(
-    data: bytes, root: Path, dry_run: bool, threshold: float | None, hints: FailureHints
-) -> Result:
+class _Problem(str):
+    """A request that could not even be decoded; the text says why."""
+
+
+def _decode(data: bytes) -> Any:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _Problem(
+            f"request is not valid UTF-8 (byte {exc.start}); send JSON encoded as UTF-8"
+        )
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        return _Problem(
+            f"request is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            "send one JSON object (with --jsonl, one per line)"
+        )
+    except RecursionError:
+        return _Problem(
+            "request is nested too deeply to decode; send one flat JSON object "
+            "of strings, booleans and a list of edits"
+        )
+
+
+def _is_problem(decoded: Any) -> bool:
+    return isinstance(decoded, _Problem)
+
+
+def _invalid(problem: str) -> dict[str, Any]:
+    from redline.engine.result import Result
+
+    return Result("invalid", error=str(problem)).to_dict()
+
+
+def _exit_code(payload: dict[str, Any]) -> int:
+    from redline.engine.result import EXIT_CODES
+
+    return EXIT_CODES.get(str(payload.get("status")), 1)
+
+
+def _embedded_runner(root: Path, dry_run: bool, threshold: float | None) -> Runner:
     from redline.engine.edit import EditRequest
     from redline.engine.errors import RequestError
+    from redline.engine.hints import FailureHints
     from redline.engine.result import Result
     from redline.fsops.apply import apply_in_directory
     from redline.tools.schema import parse_request
 
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return Result(
-            "invalid",
-            error=f"request is not valid UTF-8 (byte {exc.start}); send JSON encoded as UTF-8",
-        )
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return Result(
-            "invalid",
-            error=f"request is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-            "send one JSON object (with --jsonl, one per line)",
-        )
-    except RecursionError:
-        return Result(
-            "invalid",
-            error="request is nested too deeply to decode; send one flat JSON object "
-            "of strings, booleans and a list of edits",
-        )
-    try:
-        request, turn = parse_request(obj, threshold)
-    except RequestError as exc:
-        path = obj.get("path") if isinstance(obj, dict) else None
-        return Result("invalid", path=path if isinstance(path, str) else None, error=str(exc))
-    result = apply_in_directory(root, request, dry_run=dry_run)
-    if isinstance(request, EditRequest):
-        hints.observe(request.path, turn, result)
-    return result
+    hints = FailureHints()
+
+    def run(obj: Any) -> dict[str, Any]:
+        try:
+            request, turn = parse_request(obj, threshold)
+        except RequestError as exc:
+            path = obj.get("path") if isinstance(obj, dict) else None
+            return Result(
+                "invalid", path=path if isinstance(path, str) else None, error=str(exc)
+            ).to_dict()
+        result = apply_in_directory(root, request, dry_run=dry_run)
+        if isinstance(request, EditRequest):
+            hints.observe(request.path, turn, result)
+        return result.to_dict()
+
+    return run
+
+
+def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | None) -> Runner:
+    from redline.cli._connect import daemon_client
+    from redline.daemon.protocol import RpcError
+
+    client = daemon_client(repo)
+
+    def run(obj: Any) -> dict[str, Any]:
+        if isinstance(obj, dict) and threshold is not None:
+            obj.setdefault("threshold", threshold)
+        try:
+            answer = client.call("apply", {"session": session, "request": obj, "dry_run": dry_run})
+        except RpcError as exc:
+            raise click.ClickException(str(exc.data or exc.message)) from None
+        assert isinstance(answer, dict)
+        return answer
+
+    return run
 
 
 def _emit(payload: dict[str, Any]) -> None:

@@ -7,8 +7,11 @@ import click
 
 from redline import __version__
 from redline.cli.apply import apply_command
+from redline.cli.daemon import daemon_group
 from redline.cli.demo import demo_command
+from redline.cli.log import log_command
 from redline.cli.schema import schema_command
+from redline.cli.session import session_group
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -20,6 +23,9 @@ def cli() -> None:
 cli.add_command(apply_command)
 cli.add_command(schema_command)
 cli.add_command(demo_command)
+cli.add_command(session_group)
+cli.add_command(daemon_group)
+cli.add_command(log_command)
 
 
 def main() -> None:

@@ -44,6 +44,7 @@ class FileChange:
     path: str
     before: bytes | None  # None: the file did not exist
     after: bytes | None  # None: the file is deleted
+    origin: str | None = None  # the path whose file mode a new file inherits (a Move's source)
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,7 @@ def _plan_group(ops: list[Operation], snapshot: Snapshot) -> GroupPlan:
     paths = tuple(dict.fromkeys(p for op in ops for p in _op_paths(op)))
     group = GroupPlan(paths, tuple(describe(op) for op in ops))
     state: dict[str, bytes | None] = {}
+    origins: dict[str, str] = {}
 
     def current(path: str) -> bytes | None:
         if path not in state:
@@ -204,11 +206,13 @@ def _plan_group(ops: list[Operation], snapshot: Snapshot) -> GroupPlan:
                 state[op.path] = None
             else:
                 state.update(_update(op, current, group))
+                if op.move_to is not None and op.move_to != op.path:
+                    origins[op.move_to] = origins.get(op.path, op.path)
     except (_GroupFailure, HunkError, FileFormatError) as exc:
         group.error = str(exc)
         return group
     group.changes = tuple(
-        FileChange(p, snapshot.read(p), state[p])
+        FileChange(p, snapshot.read(p), state[p], origins.get(p, p))
         for p in paths
         if p in state and state[p] != snapshot.read(p)
     )

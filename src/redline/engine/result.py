@@ -92,6 +92,8 @@ class Result:
     not_applied: list[GroupReport] = field(default_factory=list)
     hunks: list[HunkReport] = field(default_factory=list)
     dry_run: bool = False  # computed only: nothing was written
+    session: str | None = None  # git mode: the session the request ran in
+    commits: list[dict[str, Any]] = field(default_factory=list)  # git mode: one per file group
 
     @property
     def exit_code(self) -> int:

@@ -93,6 +93,15 @@ class HunkReportModel(_Wire):
     matched_text: str
 
 
+class CommitModel(_Wire):
+    """Git mode: one commit per file group (external changes come first)."""
+
+    commit: str
+    edit: str
+    paths: list[str]
+    source: Literal["agent", "external"]
+
+
 class ResultModel(_Wire):
     status: Literal[
         "applied",
@@ -120,6 +129,8 @@ class ResultModel(_Wire):
     not_applied: list[GroupReportModel] = []
     hunks: list[HunkReportModel] = []
     dry_run: bool = False
+    session: str | None = None
+    commits: list[CommitModel] = []
 
 
 REQUEST_EXAMPLE = '{"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}'

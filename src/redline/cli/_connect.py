@@ -1,0 +1,57 @@
+"""Reaching the repository's daemon from a command (starting it when needed).
+
+Only the CLI reads the environment: the runtime directory for long socket
+paths, the idle timeout, and the fault-injection point used by crash tests.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from redline.daemon.client import Client
+from redline.daemon.lifecycle import DEFAULT_IDLE_TIMEOUT, DaemonError, connect, files_for
+from redline.daemon.paths import DaemonFiles, NoRepository
+
+
+def runtime_dir() -> Path | None:
+    value = os.environ.get("XDG_RUNTIME_DIR")
+    return Path(value) if value else None
+
+
+def idle_timeout(option: float | None) -> float:
+    if option is not None:
+        return option
+    value = os.environ.get("REDLINE_IDLE_TIMEOUT")
+    try:
+        return float(value) if value else DEFAULT_IDLE_TIMEOUT
+    except ValueError:
+        raise click.UsageError(
+            f"REDLINE_IDLE_TIMEOUT={value!r} is not a number of seconds"
+        ) from None
+
+
+def daemon_files(repo: Path) -> DaemonFiles:
+    try:
+        return files_for(repo, runtime_dir())
+    except NoRepository as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def daemon_client(repo: Path, idle: float | None = None) -> Client:
+    files = daemon_files(repo)
+    try:
+        return connect(files, repo, idle_timeout(idle), dict(os.environ))
+    except (DaemonError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+repo_option = click.option(
+    "--repo",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default="the current directory",
+    help="A path inside the git repository.",
+)

@@ -1,0 +1,252 @@
+"""Starting, finding and stopping a repository's daemon.
+
+One daemon per repository: ``daemon.lock`` (flock) is held for the daemon's
+life, so a second one refuses to start and a crashed one leaves nothing that
+blocks the next. The client side of this module imports no heavy library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from redline.daemon.client import Client
+from redline.daemon.paths import DaemonFiles, common_dir
+from redline.daemon.protocol import RpcError
+
+DEFAULT_IDLE_TIMEOUT = 900.0
+START_TIMEOUT = 15.0
+
+
+class DaemonError(Exception):
+    """The daemon could not be started, reached or stopped; the message says why."""
+
+
+@dataclass(frozen=True)
+class Status:
+    running: bool
+    pid: int | None
+    socket: str
+    repo: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"running": self.running, "pid": self.pid, "socket": self.socket, "repo": self.repo}
+
+
+def files_for(repo: Path, runtime_dir: Path | None) -> DaemonFiles:
+    return DaemonFiles(common_dir(repo), runtime_dir)
+
+
+def _read_pid(files: DaemonFiles) -> int | None:
+    try:
+        return int(files.pid.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def try_connect(files: DaemonFiles, timeout: float | None = 120.0) -> Client | None:
+    """A connected client, or None when no daemon answers (stale socket included)."""
+    try:
+        return Client(files.socket, timeout=timeout)
+    except (TimeoutError, FileNotFoundError, ConnectionRefusedError):
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK):
+            return None
+        raise
+
+
+def status(files: DaemonFiles) -> Status:
+    client = try_connect(files, timeout=5)
+    running = client is not None
+    if client is not None:
+        client.close()
+    return Status(
+        running, _read_pid(files) if running else None, str(files.socket), str(files.common)
+    )
+
+
+def start(files: DaemonFiles, repo: Path, idle_timeout: float, log_env: dict[str, str]) -> Status:
+    """Start the daemon in the background (no-op if one runs); wait until it answers."""
+    current = status(files)
+    if current.running:
+        return current
+    files.ensure()
+    command = [
+        sys.executable,
+        "-m",
+        "redline",
+        "daemon",
+        "run",
+        "--repo",
+        str(repo),
+        "--idle-timeout",
+        str(idle_timeout),
+    ]
+    with open(files.log, "ab") as log:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            close_fds=True,
+            env=log_env,
+        )
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        client = try_connect(files, timeout=5)
+        if client is not None:
+            client.close()
+            return status(files)
+        if process.poll() is not None and not status(files).running:
+            # Another start may have won the race; that daemon answers soon.
+            time.sleep(0.05)
+            if status(files).running:
+                return status(files)
+            raise DaemonError(
+                f"the daemon exited at start (code {process.returncode}); see {files.log}:\n"
+                + _tail(files.log)
+            )
+        time.sleep(0.02)
+    raise DaemonError(f"the daemon did not answer within {START_TIMEOUT:.0f} s; see {files.log}")
+
+
+def connect(files: DaemonFiles, repo: Path, idle_timeout: float, env: dict[str, str]) -> Client:
+    """A client of the repository's daemon, starting the daemon when none runs."""
+    client = try_connect(files)
+    if client is not None:
+        return client
+    start(files, repo, idle_timeout, env)
+    client = try_connect(files)
+    if client is None:
+        raise DaemonError(f"the daemon started but does not answer on {files.socket}")
+    return client
+
+
+def stop(files: DaemonFiles, timeout: float = 15.0) -> bool:
+    """Ask the daemon to stop and wait for it; False when none was running."""
+    client = try_connect(files, timeout=5)
+    if client is None:
+        return False
+    pid = _read_pid(files)
+    with contextlib.suppress(RpcError, OSError):
+        client.call("shutdown")
+    client.close()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (pid is None or not _alive(pid)) and not holds_lock(files):
+            return True
+        time.sleep(0.02)
+    raise DaemonError(f"the daemon (pid {pid}) did not stop within {timeout:.0f} s")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child of ours still "exists"; treat it as gone.
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def holds_lock(files: DaemonFiles) -> bool:
+    """Whether some process holds the daemon lock (a daemon is alive)."""
+    if not files.lock.exists():
+        return False
+    with open(files.lock, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+
+
+@contextlib.contextmanager
+def daemon_lock(files: DaemonFiles) -> Iterator[IO[str]]:
+    """Hold the one-daemon-per-repository lock, or raise DaemonError."""
+    files.ensure()
+    handle = open(files.lock, "a+")  # noqa: SIM115 - held open for the daemon's whole life
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise DaemonError(
+            f"a redline daemon is already running for {files.common} (pid {_read_pid(files)}); "
+            "use `redline daemon status`, or `redline daemon stop` first"
+        ) from None
+    try:
+        files.pid.write_text(f"{os.getpid()}\n")
+        yield handle
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            files.pid.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            files.socket.unlink()
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def run(
+    repo: Path,
+    files: DaemonFiles,
+    idle_timeout: float,
+    fault: Callable[[str], None] | None = None,
+) -> None:
+    """Run the daemon in the foreground until it is stopped or idle."""
+    import asyncio
+    import logging
+    import signal
+
+    from redline.daemon.server import Server
+    from redline.daemon.service import Service
+    from redline.daemon.watcher import Watcher
+
+    with daemon_lock(files):
+        logging.basicConfig(
+            filename=str(files.log),
+            level=logging.INFO,
+            format="%(asctime)s %(process)d %(levelname)s %(message)s",
+        )
+        log = logging.getLogger("redline.daemon")
+        log.info("starting for %s", files.common)
+        watcher = Watcher()
+        service = Service(repo, fault=fault)
+        service.on_session_open = lambda a: watcher.watch(a.session.name, a.root, a.dirty)
+        service.on_session_close = watcher.unwatch
+        server = Server(service, files.socket, idle_timeout)
+
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, server.stop)
+            await server.run_on_worker(service.startup)
+            await server.serve()
+
+        try:
+            asyncio.run(main())
+        finally:
+            watcher.stop()

@@ -1,0 +1,212 @@
+"""The Unix-socket JSON-RPC server: framing, peer checks, dispatch to the worker."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import socket
+import struct
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from redline.daemon import protocol
+from redline.daemon.protocol import MAX_MESSAGE, RpcError, encode
+from redline.daemon.service import Service, error_for
+
+log = logging.getLogger("redline.daemon")
+_TOO_LARGE = object()
+
+
+class Server:
+    def __init__(self, service: Service, socket_path: Path, idle_timeout: float) -> None:
+        self.service = service
+        self.socket_path = socket_path
+        self.idle_timeout = idle_timeout
+        # pygit2 objects are not thread-safe: all git work runs on this one thread.
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="redline-git")
+        self._methods: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "hello": service.hello,
+            "session.open": service.session_open,
+            "session.list": service.session_list,
+            "session.close": service.session_close,
+            "apply": service.apply,
+            "log": service.log,
+        }
+        self._connections = 0
+        self._last_activity = time.monotonic()
+        self._stopping: asyncio.Event | None = None
+
+    async def run_on_worker(self, fn: Callable[[], Any]) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.worker, fn)
+
+    async def serve(self) -> None:
+        self._stopping = asyncio.Event()
+        if self.socket_path.exists() or self.socket_path.is_symlink():
+            self.socket_path.unlink()
+        old_umask = os.umask(0o177)
+        try:
+            server = await asyncio.start_unix_server(
+                self._handle, path=str(self.socket_path), limit=MAX_MESSAGE + 1
+            )
+        finally:
+            os.umask(old_umask)
+        os.chmod(self.socket_path, 0o600)
+        log.info("listening on %s", self.socket_path)
+        idle = asyncio.create_task(self._idle_watch())
+        async with server:
+            await self._stopping.wait()
+        idle.cancel()
+        self.worker.shutdown(wait=True)
+        log.info("stopped")
+
+    def stop(self) -> None:
+        if self._stopping is not None:
+            self._stopping.set()
+
+    async def _idle_watch(self) -> None:
+        while True:
+            await asyncio.sleep(min(1.0, max(0.05, self.idle_timeout / 4)))
+            idle_for = time.monotonic() - self._last_activity
+            if self._connections == 0 and idle_for >= self.idle_timeout:
+                log.info("idle for %.0f s; shutting down", idle_for)
+                self.stop()
+                return
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._connections += 1
+        self._last_activity = time.monotonic()
+        try:
+            if not _same_user(writer):
+                writer.write(
+                    encode(
+                        protocol.error(
+                            None,
+                            protocol.INVALID_REQUEST,
+                            "permission denied",
+                            "the daemon serves only the user who started it",
+                        )
+                    )
+                )
+                await writer.drain()
+                return
+            while True:
+                line = await _read_line(reader)
+                if line is None:
+                    return
+                self._last_activity = time.monotonic()
+                if line is _TOO_LARGE:
+                    answer: dict[str, Any] | None = protocol.error(
+                        None,
+                        protocol.INVALID_REQUEST,
+                        "message too large",
+                        f"one message may hold at most {MAX_MESSAGE} bytes; split the request",
+                    )
+                else:
+                    assert isinstance(line, bytes)
+                    answer = await self._answer(line)
+                if answer is not None:
+                    writer.write(encode(answer))
+                    await writer.drain()
+                self._last_activity = time.monotonic()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            return
+        finally:
+            self._connections -= 1
+            self._last_activity = time.monotonic()
+            writer.close()
+
+    async def _answer(self, line: bytes) -> dict[str, Any] | None:
+        try:
+            message = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as exc:
+            return protocol.error(None, protocol.PARSE_ERROR, "parse error", str(exc))
+        if not isinstance(message, dict):
+            what = (
+                "batch requests are not supported"
+                if isinstance(message, list)
+                else ("a request must be a JSON object")
+            )
+            return protocol.error(None, protocol.INVALID_REQUEST, "invalid request", what)
+        request_id = message.get("id")
+        problem = _invalid(message)
+        if problem is not None:
+            return protocol.error(
+                request_id if _valid_id(request_id) else None,
+                protocol.INVALID_REQUEST,
+                "invalid request",
+                problem,
+            )
+        method = message["method"]
+        params = message.get("params", {})
+        notification = "id" not in message
+        if method == "shutdown":
+            self.stop()
+            return None if notification else protocol.response(request_id, {"stopping": True})
+        handler = self._methods.get(method)
+        if handler is None:
+            known = ", ".join(sorted([*self._methods, "shutdown"]))
+            return protocol.error(
+                request_id,
+                protocol.METHOD_NOT_FOUND,
+                "method not found",
+                f"{method!r}; known: {known}",
+            )
+        try:
+            result = await self.run_on_worker(lambda: handler(params))
+        except Exception as exc:  # every failure is answered; the daemon stays up
+            err: RpcError = error_for(exc)
+            return (
+                None
+                if notification
+                else protocol.error(request_id, err.code, err.message, err.data)
+            )
+        return None if notification else protocol.response(request_id, result)
+
+
+def _valid_id(value: Any) -> bool:
+    return value is None or (isinstance(value, (str, int)) and not isinstance(value, bool))
+
+
+def _invalid(message: dict[str, Any]) -> str | None:
+    if message.get("jsonrpc") != "2.0":
+        return 'the "jsonrpc" member must be "2.0"'
+    if not isinstance(message.get("method"), str):
+        return 'the "method" member must be a string'
+    if "id" in message and not _valid_id(message["id"]):
+        return 'the "id" member must be a string, a number or null'
+    if "params" in message and not isinstance(message["params"], dict):
+        return 'the "params" member must be an object (by-name parameters)'
+    return None
+
+
+async def _read_line(reader: asyncio.StreamReader) -> bytes | object | None:
+    """The next line, ``_TOO_LARGE`` for an oversized one (skipped), None at the end."""
+    try:
+        line = await reader.readuntil(b"\n")
+    except asyncio.IncompleteReadError as exc:
+        return exc.partial or None
+    except asyncio.LimitOverrunError as exc:
+        await reader.readexactly(exc.consumed)
+        while True:
+            try:
+                await reader.readuntil(b"\n")
+                return _TOO_LARGE
+            except asyncio.LimitOverrunError as more:
+                await reader.readexactly(more.consumed)
+            except asyncio.IncompleteReadError:
+                return None
+    return line
+
+
+def _same_user(writer: asyncio.StreamWriter) -> bool:
+    sock = writer.get_extra_info("socket")
+    if sock is None or not hasattr(socket, "SO_PEERCRED"):
+        return True
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return bool(uid == os.getuid())

@@ -1,0 +1,195 @@
+"""What the daemon does for each method, on the repository's one worker thread."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from redline import __version__
+from redline.daemon import protocol
+from redline.daemon.protocol import PROTOCOL_VERSION, RpcError
+from redline.engine.edit import EditRequest
+from redline.engine.errors import RequestError
+from redline.engine.hints import FailureHints
+from redline.engine.result import Result
+from redline.gitops import notes
+from redline.gitops import session as sessions
+from redline.gitops.apply import SessionApplier, recover
+from redline.gitops.errors import GitModeError, SessionError
+from redline.gitops.repo import main_repository
+
+log = logging.getLogger("redline.daemon")
+
+
+class Service:
+    """One repository's sessions; every method runs on the worker thread."""
+
+    def __init__(self, repo_path: Path, fault: Callable[[str], None] | None = None) -> None:
+        self.repo, self.layout = main_repository(repo_path)
+        self.layout.ensure()
+        self._fault = fault
+        self._appliers: dict[str, SessionApplier] = {}
+        self._hints: dict[str, FailureHints] = {}
+        self.on_session_open: Callable[[SessionApplier], None] = lambda applier: None
+        self.on_session_close: Callable[[str], None] = lambda name: None
+
+    @property
+    def repo_dir(self) -> str:
+        return str(self.repo.workdir or self.repo.path)
+
+    def startup(self) -> None:
+        """Finish requests a crash interrupted, and start watching every session."""
+        for session in sessions.all_sessions(self.layout):
+            self.applier(session.name)
+
+    def applier(self, name: str) -> SessionApplier:
+        if name not in self._appliers:
+            session = sessions.load(self.layout, name)
+            if not Path(session.worktree).is_dir():
+                raise SessionError(
+                    f"the worktree of session {name!r} ({session.worktree}) is gone; close the "
+                    f"session (`redline session close {name} --force`) and open a new one"
+                )
+            done = recover(self.repo, self.layout, session)
+            if done:
+                log.warning("session %s: %s", name, done)
+            applier = SessionApplier(self.repo, self.layout, session, fault=self._fault)
+            self._appliers[name] = applier
+            self.on_session_open(applier)
+        return self._appliers[name]
+
+    # -- methods ---------------------------------------------------------------
+
+    def hello(self, params: dict[str, Any]) -> dict[str, Any]:
+        wanted = params.get("protocol", PROTOCOL_VERSION)
+        if wanted != PROTOCOL_VERSION:
+            raise RpcError(
+                protocol.INVALID_PARAMS,
+                "unsupported protocol version",
+                f"this daemon speaks protocol {PROTOCOL_VERSION}, the client asked for {wanted!r};"
+                " restart the daemon with the same redline version as the client",
+            )
+        return {"server": "redline", "version": __version__, "protocol": PROTOCOL_VERSION}
+
+    def session_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = _optional_str(params, "name")
+        base = _optional_str(params, "base")
+        session = sessions.open_session(self.repo, self.layout, name, base)
+        self.applier(session.name)
+        return {"name": session.name, "branch": session.short_branch, "worktree": session.worktree}
+
+    def session_list(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        out = []
+        for session in sessions.all_sessions(self.layout):
+            tip = notes.ref_target(self.repo, session.branch)
+            out.append(
+                {
+                    "name": session.name,
+                    "branch": session.short_branch,
+                    "worktree": session.worktree,
+                    "base": session.base,
+                    "tip": str(tip) if tip else None,
+                    "edits": len(self._commits(session)),
+                }
+            )
+        return out
+
+    def session_close(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = _required_str(params, "name")
+        session = sessions.load(self.layout, name)
+        sessions.close_session(
+            self.repo,
+            self.layout,
+            session,
+            delete_branch=bool(params.get("delete_branch", False)),
+            force=bool(params.get("force", False)),
+        )
+        self._appliers.pop(name, None)
+        self._hints.pop(name, None)
+        self.on_session_close(name)
+        return {"name": name, "closed": True}
+
+    def apply(self, params: dict[str, Any]) -> dict[str, Any]:
+        from redline.tools.schema import parse_request
+
+        name = _required_str(params, "session")
+        request_obj = params.get("request")
+        applier = self.applier(name)
+        try:
+            request, turn = parse_request(request_obj)
+        except RequestError as exc:
+            path = request_obj.get("path") if isinstance(request_obj, dict) else None
+            result = Result("invalid", path=path if isinstance(path, str) else None, error=str(exc))
+            result.session = name
+            return result.to_dict()
+        model = request_obj.get("model") if isinstance(request_obj, dict) else None
+        result = applier.apply(request, model, dry_run=bool(params.get("dry_run", False)))
+        if isinstance(request, EditRequest):
+            self._hints.setdefault(name, FailureHints()).observe(request.path, turn, result)
+        return result.to_dict()
+
+    def log(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        name = _required_str(params, "session")
+        session = sessions.load(self.layout, name)
+        entries = []
+        for commit in self._commits(session):
+            note = notes.read_note(self.repo, commit.id) or {}
+            entries.append(
+                {
+                    "commit": str(commit.id),
+                    "summary": commit.message.splitlines()[0] if commit.message else "",
+                    "edit": note.get("edit"),
+                    "source": note.get("source"),
+                    "tool": note.get("tool"),
+                    "operations": note.get("operations", []),
+                }
+            )
+        return entries
+
+    def _commits(self, session: sessions.Session) -> list[pygit2.Commit]:
+        tip = notes.ref_target(self.repo, session.branch)
+        if tip is None:
+            return []
+        base = pygit2.Oid(hex=session.base)
+        out = []
+        for commit in self.repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL):
+            if commit.id == base or self.repo.descendant_of(base, commit.id):
+                break
+            out.append(commit)
+        return out
+
+
+def _required_str(params: dict[str, Any], key: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str) or not value:
+        raise RpcError(
+            protocol.INVALID_PARAMS, "invalid params", f"{key!r} must be a non-empty string"
+        )
+    return value
+
+
+def _optional_str(params: dict[str, Any], key: str) -> str | None:
+    value = params.get(key)
+    if value is not None and not isinstance(value, str):
+        raise RpcError(protocol.INVALID_PARAMS, "invalid params", f"{key!r} must be a string")
+    return value or None
+
+
+def error_for(exc: Exception) -> RpcError:
+    """The JSON-RPC error an exception from a method maps to (the one place)."""
+    if isinstance(exc, RpcError):
+        return exc
+    if isinstance(exc, SessionError):
+        return RpcError(protocol.SESSION_ERROR, "session error", str(exc))
+    if isinstance(exc, (GitModeError, RequestError)):
+        return RpcError(protocol.REPOSITORY_ERROR, "cannot do that", str(exc))
+    log.exception("internal error")
+    return RpcError(
+        protocol.INTERNAL_ERROR,
+        "internal error",
+        f"{type(exc).__name__}: {exc}; the daemon is still running, see its log",
+    )

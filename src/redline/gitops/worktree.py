@@ -1,0 +1,121 @@
+"""A session's scratch worktree on disk: reading entries, writing files, its index."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+
+import pygit2
+
+from redline.engine.errors import RequestError
+from redline.gitops.trees import EXECUTABLE, FILE, LINK, Entry
+
+
+def check_path(root: Path, relative: str) -> str:
+    """The normalised form of a request path; refuse paths that leave the worktree.
+
+    Refused: absolute paths, '..', anything under .git, and paths that pass
+    through a symbolic link (a link could point anywhere).
+    """
+    if not relative or "\x00" in relative or relative.endswith(("/", "\\")):
+        raise RequestError(f"path {relative!r} does not name a file; give a relative path", "path")
+    pure = PurePosixPath(relative.replace("\\", "/"))
+    if pure.is_absolute() or (len(relative) > 1 and relative[1] == ":"):
+        raise RequestError(
+            f"path {relative!r} is absolute; give it relative to the session worktree", "path"
+        )
+    parts = [p for p in pure.parts if p != "."]
+    if ".." in parts:
+        raise RequestError(f"path {relative!r} leaves the worktree; '..' is not allowed", "path")
+    if not parts:
+        raise RequestError(f"path {relative!r} does not name a file", "path")
+    if parts[0].lower() == ".git":
+        raise RequestError(f"path {relative!r} is inside .git, which redline never edits", "path")
+    current = root
+    for i, part in enumerate(parts):
+        current = current / part
+        if current.is_symlink():
+            what = "is" if i == len(parts) - 1 else "goes through"
+            raise RequestError(
+                f"path {relative!r} {what} a symbolic link; edit the file it points to "
+                "by its own path inside the worktree",
+                "path",
+            )
+    return "/".join(parts)
+
+
+def entry_on_disk(repo: pygit2.Repository, root: Path, path: str) -> Entry | None:
+    """The blob entry the file at ``path`` would have if committed now (blob written)."""
+    full = root / path
+    try:
+        info = full.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        return Entry(repo.create_blob(os.readlink(full).encode()), LINK)
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    mode = EXECUTABLE if info.st_mode & stat.S_IXUSR else FILE
+    return Entry(repo.create_blob(full.read_bytes()), mode)
+
+
+def read_bytes(root: Path, path: str) -> bytes | None:
+    try:
+        return (root / path).read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def write_files(repo: pygit2.Repository, root: Path, files: Mapping[str, Entry | None]) -> None:
+    """Make the worktree hold ``files`` (None deletes), each replaced atomically."""
+    for path, entry in files.items():
+        target = root / path
+        if entry is None:
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()
+            _prune_empty_dirs(root, target.parent)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        blob = repo[entry.oid]
+        assert isinstance(blob, pygit2.Blob)
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".redline-tmp", dir=target.parent
+        )
+        try:
+            if entry.mode == LINK:
+                os.close(fd)
+                os.unlink(tmp)
+                os.symlink(blob.data.decode(), tmp)
+            else:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(blob.data)
+                os.chmod(tmp, 0o755 if entry.mode == EXECUTABLE else 0o644)
+            os.replace(tmp, target)
+        except BaseException:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+            raise
+
+
+def _prune_empty_dirs(root: Path, folder: Path) -> None:
+    while folder != root and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
+
+
+def update_index(worktree_repo: pygit2.Repository, paths: list[str]) -> None:
+    """Stage ``paths`` as they are on disk now, so ``git status`` shows them clean."""
+    index = worktree_repo.index
+    index.read(force=False)
+    root = Path(worktree_repo.workdir)
+    for path in paths:
+        if os.path.lexists(root / path):
+            index.add(path)
+        else:
+            with contextlib.suppress(OSError, KeyError, pygit2.GitError):
+                index.remove(path)
+    index.write()

@@ -189,26 +189,24 @@ def test_delete_of_a_directory_is_refused(root: Path) -> None:
     assert tree(root) == before
 
 
-def test_symlink_inside_the_root_updates_its_target(root: Path) -> None:
-    (root / "alias.py").symlink_to("src/app.py")
-    text = patch(update("alias.py", "@@", "-    return 1", "+    return 2"))
-    result = apply_patch_in_directory(root, text)
-    assert result.status == "applied"
-    assert (root / "alias.py").is_symlink()
-    assert (root / "src" / "app.py").read_bytes() == b"def main():\n    return 2\n"
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug, left for the lead: Delete (and a Move's source) unlinks the resolved "
-    "target of a symlink inside the root, not the link (Codex and git remove the link)",
+@pytest.mark.parametrize(
+    "section",
+    [
+        delete("alias.py"),
+        update("alias.py", "@@", "-def main():", "+def start():"),
+        add("linkdir/new.txt", "x"),
+    ],
 )
-def test_delete_of_a_symlink_removes_the_link_not_its_target(root: Path) -> None:
+def test_patches_refuse_symbolic_links(root: Path, section: str) -> None:
+    # A link inside the root is not followed: deleting or editing "through" it
+    # would change its target instead of the link.
     (root / "alias.py").symlink_to("src/app.py")
-    result = apply_patch_in_directory(root, patch(delete("alias.py")))
-    assert result.status == "applied"
-    assert not (root / "alias.py").is_symlink()
-    assert (root / "src" / "app.py").read_bytes() == b"def main():\n    return 1\n"
+    (root / "linkdir").symlink_to("src", target_is_directory=True)
+    before = tree(root)
+    result = apply_patch_in_directory(root, patch(section))
+    assert result.status == "invalid"
+    assert "symbolic link" in (result.error or "")
+    assert tree(root) == before
 
 
 # --- changed after planning -------------------------------------------------------------
@@ -339,17 +337,19 @@ def test_rollback_restores_crlf_bytes_exactly(root: Path, monkeypatch: pytest.Mo
     assert not (root / "z.txt").exists()
 
 
-def test_a_real_write_failure_rolls_back(root: Path) -> None:
-    # No seam: the later Add needs a directory where a file stands, which mkdir
-    # cannot create; the earlier write is undone.
+def test_an_add_under_a_file_fails_its_group_at_planning(root: Path) -> None:
+    # The Add needs a directory where a file stands: that group is refused before
+    # anything is written, and the independent Update still applies.
     (root / "blocker").write_bytes(b"a file, not a directory\n")
-    before = tree(root)
     text = patch(update("a.txt", "@@", "-alpha", "+ALPHA"), add("blocker/inside/x.txt", "x"))
     result = apply_patch_in_directory(root, text)
-    assert result.status == "failed"
-    assert result.error is not None
-    assert result.error.startswith("cannot write blocker/inside/x.txt:")
-    assert tree(root) == before
+    assert result.status == "partially_applied"
+    assert [g.reason for g in result.not_applied] == [
+        "cannot add blocker/inside/x.txt: blocker is a file, "
+        "so blocker/inside/x.txt cannot be created inside it"
+    ]
+    assert (root / "blocker").read_bytes() == b"a file, not a directory\n"
+    assert (root / "a.txt").read_bytes().startswith(b"ALPHA")
 
 
 # --- paths that leave the root ------------------------------------------------------------

@@ -102,6 +102,11 @@ def fold_whitespace(text: str) -> Folded:
     return Folded(text, text, _WHITESPACE.sub("", text), (_WHITESPACE,))
 
 
+def translate_punctuation(text: str) -> str:
+    """``text`` with quotes, dashes and full-width punctuation folded 1:1 (no deletions)."""
+    return text.translate(_PUNCTUATION_TABLE)
+
+
 def punctuation_key(text: str) -> str:
     """The punctuation-folded form of ``text`` (no map back)."""
     return _delete(text.translate(_PUNCTUATION_TABLE), _PUNCTUATION_STAGES)

@@ -183,44 +183,74 @@ KEYS: dict[str, Callable[[str], str]] = {
 def _place(
     lines: _Keyed, hunk: Hunk, cursor: int, number: int, total: int, path: str
 ) -> tuple[int, HunkEvidence]:
+    """Where the hunk's old lines are, trying after each ``@@`` anchor line first.
+
+    The anchor is soft: when no anchor line is followed by the hunk's lines (or
+    none is found), the lines alone are matched from the cursor.
+    """
     contents = lines.contents
     old = [h.text for h in hunk.lines if h.kind != "+"]
-    anchor_found: bool | None = None
-    start_at = cursor
-    if hunk.anchor is not None and hunk.anchor.strip():
-        at = _find_anchor(lines, hunk.anchor, cursor)
-        anchor_found = at is not None
-        if at is not None:
-            start_at = at + 1
+    anchors = _anchors(lines, hunk.anchor, cursor) if hunk.anchor and hunk.anchor.strip() else []
+    has_anchor = bool(hunk.anchor and hunk.anchor.strip())
     if not old:
         # Pure addition: after the anchor line when found, else at the end of the file.
-        index = start_at if anchor_found else len(contents)
-        return index, HunkEvidence(number, "exact", 1.0, index + 1, index, 0, anchor_found, "")
+        index = anchors[0] + 1 if anchors else len(contents)
+        evidence = HunkEvidence(
+            number, "exact", 1.0, index + 1, index, 0, bool(anchors) if has_anchor else None, ""
+        )
+        return index, evidence
+    for at in anchors:
+        try:
+            placed = _place_body(lines, hunk, old, at + 1, cursor, number, total, path, True)
+        except HunkError:
+            continue
+        if placed is not None:
+            return placed
+    placed = _place_body(
+        lines, hunk, old, cursor, cursor, number, total, path, False if has_anchor else None
+    )
+    if placed is not None:
+        return placed
+    raise HunkError(_not_found(contents, old, cursor, number, total, path, hunk), number)
+
+
+def _place_body(
+    lines: _Keyed,
+    hunk: Hunk,
+    old: list[str],
+    start_at: int,
+    cursor: int,
+    number: int,
+    total: int,
+    path: str,
+    anchor_found: bool | None,
+) -> tuple[int, HunkEvidence] | None:
+    contents = lines.contents
     if hunk.end_of_file:
         found = _at_end(contents, old)
-        if found is not None and found[1] >= cursor:  # not over the previous hunk's lines
-            name, at = found
+        if found is not None and found[1] >= max(start_at, cursor):
+            name, at = found  # not over the previous hunk's lines, nor before the anchor
             return at, _evidence(contents, number, name, at, old, 0, anchor_found)
-    else:
-        for name in PASSES:
-            seek = lines.seek(name, old, start_at)
-            if seek is not None:
-                others = len(lines.all(name, old, 0)) - 1
-                return seek, _evidence(contents, number, name, seek, old, others, anchor_found)
-        candidates = lines.all("punctuation", old, start_at)
-        if len(candidates) == 1:
-            return candidates[0], _evidence(
-                contents, number, "punctuation", candidates[0], old, 0, anchor_found
-            )
-        if len(candidates) > 1:
-            where = ", ".join(str(c + 1) for c in candidates)
-            raise HunkError(
-                f"hunk not found ({number}/{total}) in {path}: its lines match only with "
-                f"punctuation/space differences, at {len(candidates)} places (lines {where}); "
-                "add context lines or an '@@' anchor so that one place fits",
-                number,
-            )
-    raise HunkError(_not_found(contents, old, cursor, number, total, path, hunk), number)
+        return None
+    for name in PASSES:
+        seek = lines.seek(name, old, start_at)
+        if seek is not None:
+            others = len(lines.all(name, old, 0)) - 1
+            return seek, _evidence(contents, number, name, seek, old, others, anchor_found)
+    candidates = lines.all("punctuation", old, start_at)
+    if len(candidates) == 1:
+        return candidates[0], _evidence(
+            contents, number, "punctuation", candidates[0], old, 0, anchor_found
+        )
+    if len(candidates) > 1:
+        where = ", ".join(str(c + 1) for c in candidates)
+        raise HunkError(
+            f"hunk not found ({number}/{total}) in {path}: its lines match only with "
+            f"punctuation/space differences, at {len(candidates)} places (lines {where}); "
+            "add context lines or an '@@' anchor so that one place fits",
+            number,
+        )
+    return None
 
 
 def _at_end(contents: list[str], old: list[str]) -> tuple[str, int] | None:
@@ -239,12 +269,9 @@ def _at_end(contents: list[str], old: list[str]) -> tuple[str, int] | None:
     return None
 
 
-def _find_anchor(lines: _Keyed, anchor: str, cursor: int) -> int | None:
-    for name in PASSES:
-        found = lines.seek(name, [anchor], cursor)
-        if found is not None:
-            return found
-    return None
+def _anchors(lines: _Keyed, anchor: str, cursor: int) -> list[int]:
+    """Every line from the cursor on that is the anchor, ignoring surrounding whitespace."""
+    return lines.all("strip", [anchor], cursor)
 
 
 def _evidence(

@@ -19,7 +19,7 @@ from difflib import SequenceMatcher
 from rapidfuzz.distance import OSA, Levenshtein
 
 from redline.engine import indent
-from redline.engine.fold import Folded, fold_punctuation, fold_whitespace, punctuation_key
+from redline.engine.fold import Folded, fold_punctuation, fold_whitespace, translate_punctuation
 from redline.engine.newlines import LF
 
 Opcode = tuple[str, int, int, int, int]
@@ -201,8 +201,8 @@ def slips_between(expected: str, found: str) -> list[tuple[str, str]] | None:
     """
     if "".join(expected.split()) == "".join(found.split()):
         return []
-    a = _TOKEN.findall(punctuation_key(expected))
-    b = _TOKEN.findall(punctuation_key(found))
+    a = _TOKEN.findall(translate_punctuation(expected))
+    b = _TOKEN.findall(translate_punctuation(found))
     slips: list[tuple[str, str]] = []
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, False).get_opcodes():
         if tag == "equal":
@@ -217,8 +217,10 @@ def slips_between(expected: str, found: str) -> list[tuple[str, str]] | None:
 
 
 def _typo(a: str, b: str) -> bool:
-    """A slip of one or two characters in a word (never in a number)."""
-    if not (a.isidentifier() and b.isidentifier()) or any(c.isdigit() for c in a + b):
+    """A slip of one or two letters in a word; never a changed number or digit."""
+    if not (a.isidentifier() and b.isidentifier()):
+        return False
+    if [c for c in a if c.isdigit()] != [c for c in b if c.isdigit()]:
         return False
     if min(len(a), len(b)) < 4:
         return False

@@ -75,7 +75,8 @@ class PatchPlan:
 
     @property
     def applied(self) -> list[GroupPlan]:
-        return [g for g in self.groups if g.ok]
+        """Groups that succeeded and change something."""
+        return [g for g in self.groups if g.ok and g.changes]
 
     @property
     def failed(self) -> list[GroupPlan]:
@@ -194,6 +195,13 @@ def _plan_group(ops: list[Operation], snapshot: Snapshot) -> GroupPlan:
                     f"cannot move {op.path} to {op.move_to}: it is a directory "
                     "(apply_patch works on files; name the file inside it)"
                 )
+            for target in (op.path, op.move_to if isinstance(op, UpdateFile) else None):
+                blocker = _file_in_the_way(target, current) if target else None
+                if blocker is not None:
+                    raise _GroupFailure(
+                        f"cannot {describe(op).split()[0]} {op.path}: {blocker} is a file, "
+                        f"so {target} cannot be created inside it"
+                    )
             if isinstance(op, AddFile):
                 if current(op.path) is not None:
                     raise _GroupFailure(f"cannot add file that already exists: {op.path}")
@@ -217,6 +225,16 @@ def _plan_group(ops: list[Operation], snapshot: Snapshot) -> GroupPlan:
         if p in state and state[p] != snapshot.read(p)
     )
     return group
+
+
+def _file_in_the_way(path: str, current: _Reader) -> str | None:
+    """The first parent directory of ``path`` that is a file, if any."""
+    parts = path.split("/")
+    for i in range(1, len(parts)):
+        parent = "/".join(parts[:i])
+        if current(parent) is not None:
+            return parent
+    return None
 
 
 def _update(op: UpdateFile, current: _Reader, group: GroupPlan) -> dict[str, bytes | None]:

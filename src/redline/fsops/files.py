@@ -55,9 +55,36 @@ def resolve(root: Path, relative: str) -> Path:
 
 def _new_file_mode() -> int:
     """The mode ``open()`` would give a new file: 0o666 less the process umask."""
-    umask = os.umask(0)
+    return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    # /proc tells without changing it (os.umask would, for a moment, for every thread).
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    umask = os.umask(0o022)
     os.umask(umask)
-    return 0o666 & ~umask
+    return umask
+
+
+def refuse_links(root: Path, relative: str) -> None:
+    """Refuse a path that is, or passes through, a symbolic link under ``root``."""
+    current = root
+    parts = [p for p in PurePosixPath(relative).parts if p not in ("", ".")]
+    for i, part in enumerate(parts):
+        current = current / part
+        if current.is_symlink():
+            what = "is" if i == len(parts) - 1 else "goes through"
+            raise RequestError(
+                f"path {relative!r} {what} a symbolic link; apply_patch changes regular files "
+                "only — name the file the link points to by its own path",
+                "path",
+            )
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from redline.engine.patch import apply_patch, changed_after_planning
 from redline.engine.patch_plan import FileChange
 from redline.engine.result import Result
-from redline.fsops.files import confine, write_atomic
+from redline.fsops.files import confine, refuse_links, write_atomic
 
 
 class DirectorySnapshot:
@@ -21,7 +21,9 @@ class DirectorySnapshot:
         self._seen: dict[str, bytes | None] = {}
 
     def path_of(self, path: str) -> Path:
-        return confine(self.root, path)
+        target = confine(self.root, path)
+        refuse_links(self.root, path)
+        return target
 
     def read(self, path: str) -> bytes | None:
         if path not in self._seen:

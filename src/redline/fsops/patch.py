@@ -62,15 +62,20 @@ def apply_patch_in_directory(
     for change in outcome.changes:
         if snapshot.read_now(change.path) != change.before:
             return changed_after_planning(change.path)
+    # File modes as they are now: a moved file keeps its source's, a restored one its own.
+    modes: dict[str | None, int | None] = {
+        p: _mode(snapshot.path_of(p)) for c in outcome.changes for p in (c.path, c.origin) if p
+    }
     written: list[FileChange] = []
     made: list[Path] = []  # directories created for new files, parents first
     try:
         for change in outcome.changes:
-            _write(snapshot.path_of(change.path), change.after, made)
+            mode = modes.get(change.origin) if change.origin else None
+            _write(snapshot.path_of(change.path), change.after, made, mode)
             written.append(change)
     except OSError as exc:
         failed_path = outcome.changes[len(written)].path
-        _roll_back(snapshot, written, made)
+        _roll_back(snapshot, written, made, modes)
         return Result(
             "failed",
             path=failed_path,
@@ -82,7 +87,14 @@ def apply_patch_in_directory(
     return outcome.result
 
 
-def _write(target: Path, data: bytes | None, made: list[Path]) -> None:
+def _mode(path: Path) -> int | None:
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return None
+
+
+def _write(target: Path, data: bytes | None, made: list[Path], mode: int | None) -> None:
     if data is None:
         os.unlink(target)
         return
@@ -93,16 +105,28 @@ def _write(target: Path, data: bytes | None, made: list[Path]) -> None:
         parent = parent.parent
     made.extend(reversed(missing))
     target.parent.mkdir(parents=True, exist_ok=True)
+    existed = target.exists()
     write_atomic(target, data)
+    if not existed and mode is not None:
+        os.chmod(target, mode)
 
 
-def _roll_back(snapshot: DirectorySnapshot, written: list[FileChange], made: list[Path]) -> None:
+def _roll_back(
+    snapshot: DirectorySnapshot,
+    written: list[FileChange],
+    made: list[Path],
+    modes: dict[str | None, int | None],
+) -> None:
     for change in reversed(written):
         target = snapshot.path_of(change.path)
         if change.before is None:
             target.unlink(missing_ok=True)
         else:
+            existed = target.exists()
             write_atomic(target, change.before)
+            mode = modes.get(change.path)
+            if not existed and mode is not None:
+                os.chmod(target, mode)
     for directory in reversed(made):  # deepest first; one that is not empty stays
         with contextlib.suppress(OSError):
             directory.rmdir()

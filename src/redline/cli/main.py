@@ -9,6 +9,7 @@ from redline import __version__
 from redline.cli.apply import apply_command
 from redline.cli.daemon import daemon_group
 from redline.cli.demo import demo_command
+from redline.cli.guard import approve_command, guard_command, hooks_group, review_command
 from redline.cli.log import log_command
 from redline.cli.schema import schema_command
 from redline.cli.session import session_group
@@ -26,6 +27,10 @@ cli.add_command(demo_command)
 cli.add_command(session_group)
 cli.add_command(daemon_group)
 cli.add_command(log_command)
+cli.add_command(guard_command)
+cli.add_command(approve_command)
+cli.add_command(review_command)
+cli.add_command(hooks_group)
 
 
 def main() -> None:

@@ -36,6 +36,7 @@ class Server:
             "session.close": service.session_close,
             "apply": service.apply,
             "log": service.log,
+            "approve": service.approve,
         }
         self._connections = 0
         self._last_activity = time.monotonic()
@@ -149,6 +150,8 @@ class Server:
             return None if notification else protocol.response(request_id, {"stopping": True})
         handler = self._methods.get(method)
         if handler is None:
+            if notification:
+                return None  # JSON-RPC 2.0: a notification is never answered, errors included
             known = ", ".join(sorted([*self._methods, "shutdown"]))
             return protocol.error(
                 request_id,

@@ -21,6 +21,8 @@ from redline.gitops import session as sessions
 from redline.gitops.apply import SessionApplier, recover
 from redline.gitops.errors import GitModeError, SessionError
 from redline.gitops.repo import main_repository
+from redline.hooks.approve import approve
+from redline.hooks.config import policy_from_tree
 
 log = logging.getLogger("redline.daemon")
 
@@ -57,7 +59,13 @@ class Service:
             done = recover(self.repo, self.layout, session)
             if done:
                 log.warning("session %s: %s", name, done)
-            applier = SessionApplier(self.repo, self.layout, session, fault=self._fault)
+            applier = SessionApplier(
+                self.repo,
+                self.layout,
+                session,
+                fault=self._fault,
+                policy_for=lambda tree: policy_from_tree(self.repo, tree),
+            )
             self._appliers[name] = applier
             self.on_session_open(applier)
         return self._appliers[name]
@@ -131,6 +139,16 @@ class Service:
         if isinstance(request, EditRequest):
             self._hints.setdefault(name, FailureHints()).observe(request.path, turn, result)
         return result.to_dict()
+
+    def approve(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        edits = params.get("edits")
+        if not isinstance(edits, list) or not edits or not all(isinstance(e, str) for e in edits):
+            raise RpcError(
+                protocol.INVALID_PARAMS, "invalid params", "'edits' must be a list of edit ids"
+            )
+        return [
+            {"edit": a.edit, "commits": a.commits, "by": a.by} for a in approve(self.repo, edits)
+        ]
 
     def log(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         name = _required_str(params, "session")

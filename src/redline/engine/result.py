@@ -94,6 +94,7 @@ class Result:
     dry_run: bool = False  # computed only: nothing was written
     session: str | None = None  # git mode: the session the request ran in
     commits: list[dict[str, Any]] = field(default_factory=list)  # git mode: one per file group
+    flags: list[dict[str, str]] = field(default_factory=list)  # guard rules the edit broke
 
     @property
     def exit_code(self) -> int:

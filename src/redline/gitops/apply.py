@@ -17,10 +17,11 @@ from typing import Any
 import pygit2
 
 from redline.engine.edit import EditRequest, apply_edit
-from redline.engine.errors import RequestError
-from redline.engine.patch import PatchRequest, apply_patch, changed_after_planning
+from redline.engine.errors import RedlineError, RequestError
+from redline.engine.patch import PatchRequest, apply_patch, changed_after_planning, summarise
 from redline.engine.patch_parse import parse_patch
 from redline.engine.patch_plan import FileChange
+from redline.engine.policy import Policy
 from redline.engine.result import Result
 from redline.gitops import journal, notes
 from redline.gitops.repo import Layout, signature
@@ -86,6 +87,7 @@ class SessionApplier:
         session: Session,
         *,
         fault: Callable[[str], None] | None = None,
+        policy_for: Callable[[pygit2.Tree], Policy] | None = None,
     ) -> None:
         self.repo = repo
         self.layout = layout
@@ -94,6 +96,8 @@ class SessionApplier:
         self.worktree = pygit2.Repository(session.worktree)
         self.dirty = DirtyPaths()
         self._fault = fault or (lambda point: None)
+        self._policy_for = policy_for or (lambda tree: Policy())
+        self._policy = Policy()
         self.before_write: Callable[[], None] | None = None  # test seam
 
     # -- the request -------------------------------------------------------------
@@ -109,6 +113,12 @@ class SessionApplier:
             tip, tree = self._commit(tip, tree, group)
             chain.append((tip, group))
         snapshot = TreeSnapshot(self.repo, tree, self.root)
+        try:
+            self._policy = self._policy_for(tree)
+        except RedlineError as exc:
+            refused = Result("rejected", error=f"{exc} — no edit is applied until it is fixed")
+            refused.session = self.session.name
+            return refused
         result, groups = self._plan(request, snapshot, request_id, model)
         result.session = self.session.name
         result.dry_run = dry_run
@@ -181,6 +191,7 @@ class SessionApplier:
         if outcome.plan is None:
             return result, []
         groups = []
+        rejected = False
         for plan_group in outcome.plan.applied:
             if not plan_group.changes:
                 continue
@@ -204,15 +215,27 @@ class SessionApplier:
             operations += [
                 {"path": c.path, "op": _op(c)}
                 for c in plan_group.changes
-                if not c.before or not c.after
+                if c.before is None or c.after is None
             ]
+            verdict = self._judge(operations)
+            if verdict is not None and self._policy.action == "reject":
+                plan_group.error = _rejection(verdict)
+                rejected = True
+                continue
             edit = secrets.token_hex(6)
             note = self._note(edit, request_id, "apply_patch", model, "agent", operations)
             note["cleaned"] = result.cleaned
+            self._flag(note, result, verdict)
             summary = ", ".join(plan_group.operations)
             message = f"redline: {summary}"[:72]
             body = f"{message}\n\nApplied by redline session {self.session.name} (apply_patch)."
             groups.append(_Group(list(files), files, note, f"{body}\n\nRedline-Edit: {edit}\n"))
+        if rejected:
+            flags = result.flags
+            result = summarise(outcome.plan)
+            result.flags = flags
+            if not outcome.plan.applied:
+                result.status = "rejected"
         return result, groups
 
     def _plan_edit(
@@ -250,15 +273,49 @@ class SessionApplier:
             }
             for m in result.matches
         ]
+        verdict = self._judge(operations)
+        if verdict is not None and self._policy.action == "reject":
+            refused = Result("rejected", path=path, error=_rejection(verdict))
+            refused.matches = result.matches
+            refused.match_type, refused.confidence = result.match_type, result.confidence
+            refused.flags = verdict
+            return refused, []
         edit = secrets.token_hex(6)
         note = self._note(edit, request_id, "edit", model, "agent", operations)
         note["cleaned"] = result.cleaned
+        self._flag(note, result, verdict)
         if result.match_type and result.match_type != "exact":
             note["tolerances"] = [result.match_type]
         kind = f"{result.match_type} {result.confidence}" if result.match_type else "edit"
         message = f"redline: edit {path} ({kind})"
         body = f"{message}\n\nApplied by redline session {self.session.name} (edit)."
         return result, [_Group([path], {path: entry}, note, f"{body}\n\nRedline-Edit: {edit}\n")]
+
+    def _judge(self, operations: list[dict[str, Any]]) -> list[dict[str, str]] | None:
+        """The guard rules these operations break, or None when they pass."""
+        found = []
+        for op in operations:
+            if op.get("match_type") is None:
+                continue
+            for violation in self._policy.check(op["path"], op["match_type"], op["confidence"]):
+                found.append(
+                    {"rule": violation.rule, "path": violation.path, "reason": violation.reason}
+                )
+        return found or None
+
+    def _flag(
+        self, note: dict[str, Any], result: Result, verdict: list[dict[str, str]] | None
+    ) -> None:
+        if verdict is None:
+            note["policy"] = {"verdict": "pass", "source": self._policy.source}
+            return
+        note["policy"] = {
+            "verdict": "flagged",
+            "action": "review",
+            "source": self._policy.source,
+            "violations": verdict,
+        }
+        result.flags = [*result.flags, *verdict]
 
     def _entry(self, snapshot: TreeSnapshot, change: FileChange) -> Entry | None:
         if change.after is None:
@@ -350,6 +407,15 @@ class SessionApplier:
         update_index(self.worktree, sorted({*files, *external}))
         journal.clear(self.layout.journal, self.session.name)
         self._fault("after-clear")
+
+
+def _rejection(verdict: list[dict[str, str]]) -> str:
+    first = verdict[0]
+    return (
+        f"rejected by guard rule {first['rule']}: {first['reason']} at {first['path']}. "
+        "Protected paths take only edits the policy allows: copy old_string exactly from the "
+        "file (an exact edit always passes), or ask a person to make this change"
+    )
 
 
 def _target_paths(root: Path, request: Request) -> list[str]:

@@ -131,6 +131,7 @@ class ResultModel(_Wire):
     dry_run: bool = False
     session: str | None = None
     commits: list[CommitModel] = []
+    flags: list[dict[str, str]] = []
 
 
 REQUEST_EXAMPLE = '{"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}'

@@ -1,0 +1,152 @@
+"""``redline guard``, ``redline approve``, ``redline review``, ``redline hooks``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from redline.cli._connect import repo_option
+
+if TYPE_CHECKING:
+    import pygit2
+
+    from redline.engine.policy import Policy
+
+STAGES = ("pre-commit", "pre-merge-commit", "pre-push")
+
+
+def _repo(path: Path) -> pygit2.Repository:
+    import pygit2
+
+    found = pygit2.discover_repository(str(path))
+    if found is None:
+        raise click.ClickException(
+            f"{path} is not inside a git repository; run redline from a repository or pass --repo"
+        )
+    return pygit2.Repository(found)
+
+
+def _policy(repo: pygit2.Repository) -> Policy:
+    from redline.hooks.config import PolicyError, policy_from_tree
+
+    tree = None if repo.head_is_unborn else repo.head.peel().tree
+    try:
+        return policy_from_tree(repo, tree)
+    except PolicyError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.command("guard")
+@click.option("--stage", type=click.Choice(STAGES), default="pre-commit", show_default=True)
+@click.argument("hook_args", nargs=-1)
+def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
+    """The hook entry point: refuse a commit or push carrying unapproved flagged edits."""
+    from redline.hooks import ledger, stages
+    from redline.hooks.guard import blocked, describe
+
+    # Git runs hooks at the top of the worktree, with GIT_DIR / GIT_INDEX_FILE set
+    # for the repository and the index being committed.
+    repo = _repo(Path(os.environ.get("GIT_DIR") or "."))
+    policy = _policy(repo)
+    from_ref = os.environ.get("PRE_COMMIT_FROM_REF")
+    to_ref = os.environ.get("PRE_COMMIT_TO_REF")
+    if from_ref and to_ref:  # pre-commit framework, pre-push stage
+        change = stages.range_change(repo, from_ref, to_ref, "the push")
+        changes = [change] if change is not None else []
+    elif stage == "pre-push":
+        changes = stages.push_changes(repo, sys.stdin.read().splitlines())
+    else:
+        index_file = os.environ.get("GIT_INDEX_FILE")
+        index_path = Path(index_file) if index_file else None
+        if index_path is not None and not index_path.is_absolute():
+            index_path = Path.cwd() / index_path
+        changes = [stages.commit_change(repo, index_path, stages.amending())]
+    entries = ledger.load(repo)
+    found = []
+    for change in changes:
+        found += blocked(repo, entries, policy, change.parent, change.new)
+    if found:
+        click.echo(describe(found), err=True)
+        sys.exit(1)
+
+
+@click.command("approve")
+@repo_option
+@click.argument("edits", nargs=-1, required=True)
+def approve_command(repo: Path, edits: tuple[str, ...]) -> None:
+    """Approve flagged edits (an edit id, or the commit that carries it)."""
+    from redline.hooks.approve import ApprovalError, approve
+
+    try:
+        done = approve(_repo(repo), list(edits))
+    except ApprovalError as exc:
+        raise click.ClickException(str(exc)) from None
+    for item in done:
+        click.echo(f"approved edit {item.edit} ({len(item.commits)} note(s)) as {item.by}")
+
+
+@click.command("review")
+@repo_option
+@click.option("--json", "as_json", is_flag=True)
+def review_command(repo: Path, as_json: bool) -> None:
+    """List the flagged edits still waiting for approval, with their diffs."""
+    from redline.hooks.approve import waiting
+
+    git = _repo(repo)
+    items = waiting(git, _policy(git))
+    if as_json:
+        click.echo(json.dumps(items))
+        return
+    if not items:
+        click.echo("nothing waiting: every flagged edit is approved")
+        return
+    for item in items:
+        lines = f"lines {item['start_line']}-{item['end_line']}" if item["start_line"] else ""
+        click.secho(
+            f"edit {item['edit']} (commit {item['commit'][:12]}): {item['path']} {lines} "
+            f"{item['match_type']} {item['confidence']:g}",
+            bold=True,
+        )
+        click.echo(f"  rule {item['rule']}: {item['reason']}")
+        click.echo(item["diff"])
+    click.echo("Approve with `redline approve EDIT...` once you have read each diff.")
+
+
+@click.group("hooks")
+def hooks_group() -> None:
+    """Install the guard as plain git hooks (or use .pre-commit-hooks.yaml with pre-commit)."""
+
+
+@hooks_group.command("install")
+@repo_option
+@click.option("--hooks-path", is_flag=True, help="Install into core.hooksPath when it is set.")
+def install_command(repo: Path, hooks_path: bool) -> None:
+    """Install pre-commit, pre-merge-commit and pre-push hooks that run `redline guard`."""
+    from redline.hooks.install import InstallError, install
+
+    try:
+        done = install(_repo(repo), sys.executable, hooks_path)
+    except InstallError as exc:
+        raise click.ClickException(str(exc)) from None
+    for line in done:
+        click.echo(line)
+
+
+@hooks_group.command("uninstall")
+@repo_option
+@click.option("--hooks-path", is_flag=True, help="Uninstall from core.hooksPath when it is set.")
+def uninstall_command(repo: Path, hooks_path: bool) -> None:
+    """Remove redline's hooks, restoring any hook they had set aside."""
+    from redline.hooks.install import InstallError, uninstall
+
+    try:
+        done = uninstall(_repo(repo), hooks_path)
+    except InstallError as exc:
+        raise click.ClickException(str(exc)) from None
+    for line in done or ["no redline hooks were installed"]:
+        click.echo(line)

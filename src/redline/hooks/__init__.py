@@ -1,0 +1,1 @@
+"""The guard: protected-path policy, the commit/push gate, approvals, hook installation."""

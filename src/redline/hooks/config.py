@@ -1,0 +1,135 @@
+"""Reading and validating the guard policy (``.redline.toml`` or ``[tool.redline]``).
+
+Validated by hand rather than with pydantic: ``redline guard`` runs in every
+commit's hook, and its start-up time is part of every commit.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+import pygit2
+
+from redline.engine.errors import RedlineError
+from redline.engine.policy import ACTIONS, MATCH_TYPES, POLICY_FILE, Policy, Rule, default_rules
+
+PYPROJECT = "pyproject.toml"
+_GUARD_KEYS = {"action", "protect"}
+_RULE_KEYS = {"paths", "require", "min_confidence"}
+
+
+class PolicyError(RedlineError):
+    def __init__(self, source: str, where: str, problem: str) -> None:
+        self.source = source
+        self.where = where
+        self.problem = problem
+        super().__init__(
+            f"invalid guard policy in {source}: {where}: {problem}. Fix the file and retry "
+            "(see the README's Guard section for the format)"
+        )
+
+
+def policy_from_tree(repo: pygit2.Repository, tree: pygit2.Tree | None) -> Policy:
+    """The policy committed in ``tree`` (defaults when it has none)."""
+    if tree is None:
+        return Policy(rules=default_rules())
+    own = _blob_text(repo, tree, POLICY_FILE)
+    if own is not None:
+        return parse_policy(own, POLICY_FILE)
+    pyproject = _blob_text(repo, tree, PYPROJECT)
+    if pyproject is not None:
+        try:
+            data = tomllib.loads(pyproject)
+        except tomllib.TOMLDecodeError as exc:
+            raise PolicyError(PYPROJECT, "TOML", str(exc)) from None
+        section = data.get("tool", {}).get("redline")
+        if section is not None:
+            return _policy(section, f"{PYPROJECT} [tool.redline]", extra=(PYPROJECT,))
+    return Policy(rules=default_rules())
+
+
+def parse_policy(text: str, source: str) -> Policy:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyError(source, "TOML", str(exc)) from None
+    return _policy(data, source)
+
+
+def _blob_text(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> str | None:
+    try:
+        obj = repo[tree[path].id]
+    except KeyError:
+        return None
+    if not isinstance(obj, pygit2.Blob):
+        return None
+    return obj.data.decode("utf-8", errors="replace")
+
+
+def _policy(data: Any, source: str, extra: tuple[str, ...] = ()) -> Policy:
+    if not isinstance(data, dict):
+        raise PolicyError(source, "top level", "must be a table")
+    unknown = set(data) - {"guard"}
+    if unknown:
+        raise PolicyError(source, ", ".join(sorted(unknown)), "unknown key; only [guard] is read")
+    guard = data.get("guard", {})
+    if not isinstance(guard, dict):
+        raise PolicyError(source, "guard", "must be a table")
+    unknown = set(guard) - _GUARD_KEYS
+    if unknown:
+        raise PolicyError(
+            source, "guard." + sorted(unknown)[0], "unknown key; use action and [[guard.protect]]"
+        )
+    action = guard.get("action", "review")
+    if action not in ACTIONS:
+        raise PolicyError(
+            source, "guard.action", f"must be one of {', '.join(ACTIONS)} (got {action!r})"
+        )
+    raw_rules = guard.get("protect", [])
+    if not isinstance(raw_rules, list):
+        raise PolicyError(source, "guard.protect", "must be an array of tables ([[guard.protect]])")
+    rules = [_rule(raw, f"guard.protect[{i}]", source) for i, raw in enumerate(raw_rules, start=1)]
+    return Policy(action, (*default_rules(extra), *rules), source)
+
+
+def _rule(raw: Any, where: str, source: str) -> Rule:
+    if not isinstance(raw, dict):
+        raise PolicyError(source, where, "must be a table with paths and require/min_confidence")
+    unknown = set(raw) - _RULE_KEYS
+    if unknown:
+        raise PolicyError(
+            source,
+            f"{where}.{sorted(unknown)[0]}",
+            "unknown key; use paths, require, min_confidence",
+        )
+    paths = raw.get("paths")
+    if isinstance(paths, str):
+        paths = [paths]
+    if not paths or not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        raise PolicyError(source, f"{where}.paths", "must be a glob or a non-empty list of globs")
+    require = raw.get("require")
+    allowed: frozenset[str] | None = None
+    if require is not None:
+        names = [require] if isinstance(require, str) else require
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise PolicyError(source, f"{where}.require", "must be a match type or a list of them")
+        bad = [n for n in names if n not in MATCH_TYPES]
+        if bad:
+            raise PolicyError(
+                source,
+                f"{where}.require",
+                f"unknown match type {bad[0]!r}; use {', '.join(MATCH_TYPES)}",
+            )
+        allowed = frozenset(names)
+    minimum = raw.get("min_confidence")
+    if minimum is not None and (
+        isinstance(minimum, bool) or not isinstance(minimum, (int, float)) or not 0 <= minimum <= 1
+    ):
+        raise PolicyError(
+            source, f"{where}.min_confidence", f"must be a number from 0 to 1 (got {minimum!r})"
+        )
+    if allowed is None and minimum is None:
+        raise PolicyError(source, where, "says neither require nor min_confidence")
+    name = f"{where} ({', '.join(paths)})"
+    return Rule(name, tuple(paths), allowed, float(minimum) if minimum is not None else None)

@@ -1,0 +1,206 @@
+"""``redline guard``: refuse a commit or push that carries an unapproved flagged edit.
+
+An edit is flagged when it broke a rule at edit time, or when the policy in
+force now would flag its evidence. It is carried by a change (parent tree →
+new tree) when lines it inserted are in the new version of its file and not in
+the parent's — so a squash merge, a cherry-pick or later manual changes do not
+slip it through, and an edit whose lines were removed again no longer blocks.
+An edit that only deleted lines is carried while those lines stay deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pygit2
+
+from redline.engine.policy import Policy
+from redline.hooks.ledger import Entry, Ledger, Operation
+
+# Lines this short or made only of punctuation ("}", "pass", "") prove nothing.
+MIN_SIGNIFICANT = 4
+
+
+@dataclass(frozen=True)
+class Blocked:
+    edit: str
+    commit: str
+    path: str
+    start_line: int | None
+    end_line: int | None
+    match_type: str
+    confidence: float
+    rule: str
+    reason: str
+
+
+def flagged_operations(entry: Entry, policy: Policy) -> list[tuple[Operation, str, str]]:
+    """(operation, rule, reason) for each flag the edit carries now or carried when made."""
+    out: list[tuple[Operation, str, str]] = []
+    for op in entry.operations:
+        for violation in policy.check(op.path, op.match_type, op.confidence):
+            out.append((op, violation.rule, violation.reason))
+    seen = {(op.path, rule) for op, rule, _ in out}
+    for flag in entry.flagged:
+        path = str(flag.get("path", ""))
+        rule = str(flag.get("rule", "the policy at edit time"))
+        if (path, rule) in seen:
+            continue
+        match = next((o for o in entry.operations if o.path == path), None)
+        if match is not None:
+            out.append((match, rule, str(flag.get("reason", "flagged at edit time"))))
+    return out
+
+
+def blocked(
+    repo: pygit2.Repository,
+    ledger: Ledger,
+    policy: Policy,
+    parent: pygit2.Tree | None,
+    new: pygit2.Tree | pygit2.Index,
+) -> list[Blocked]:
+    """The unapproved flagged edits that the change ``parent`` → ``new`` carries."""
+    changed = _changed_paths(repo, parent, new)
+    if not changed:
+        return []
+    found: list[Blocked] = []
+    for entry in ledger.entries.values():
+        if entry.approved:
+            continue
+        flags = [f for f in flagged_operations(entry, policy) if f[0].path in changed]
+        if not flags:
+            continue
+        reported: set[str] = set()
+        for op, rule, reason in flags:
+            if op.path in reported:
+                continue
+            commit = carrying_commit(repo, entry)
+            if commit is None:
+                continue
+            if _carries(repo, commit, op.path, parent, new):
+                reported.add(op.path)
+                found.append(
+                    Blocked(
+                        entry.edit,
+                        str(commit.id),
+                        op.path,
+                        op.start_line,
+                        op.end_line,
+                        op.match_type,
+                        op.confidence,
+                        rule,
+                        reason,
+                    )
+                )
+    return sorted(found, key=lambda b: (b.path, b.start_line or 0, b.edit))
+
+
+def _changed_paths(
+    repo: pygit2.Repository, parent: pygit2.Tree | None, new: pygit2.Tree | pygit2.Index
+) -> set[str]:
+    if isinstance(new, pygit2.Index):
+        if parent is None:
+            return {entry.path for entry in new}
+        diff = new.diff_to_tree(parent)
+    elif parent is None:
+        diff = new.diff_to_tree(swap=True)
+    else:
+        diff = parent.diff_to_tree(new)
+    paths: set[str] = set()
+    for delta in diff.deltas:
+        paths.add(delta.old_file.path)
+        paths.add(delta.new_file.path)
+    return paths
+
+
+def carrying_commit(repo: pygit2.Repository, entry: Entry) -> pygit2.Commit | None:
+    for commit_id in entry.commits:
+        obj = repo.get(commit_id)
+        if isinstance(obj, pygit2.Commit):
+            return obj
+    return None
+
+
+def edit_lines(
+    repo: pygit2.Repository, commit: pygit2.Commit, path: str
+) -> tuple[set[str], set[str]]:
+    """The significant lines the edit commit inserted into and removed from ``path``."""
+    before = _blob_lines(repo, commit.parents[0].tree if commit.parents else None, path)
+    after = _blob_lines(repo, commit.tree, path)
+    return _significant(after - before), _significant(before - after)
+
+
+def _carries(
+    repo: pygit2.Repository,
+    commit: pygit2.Commit,
+    path: str,
+    parent: pygit2.Tree | None,
+    new: pygit2.Tree | pygit2.Index,
+) -> bool:
+    inserted, removed = edit_lines(repo, commit, path)
+    new_lines = _lines_in(repo, new, path)
+    parent_lines = _blob_lines(repo, parent, path)
+    if inserted:
+        return any(line in new_lines and line not in parent_lines for line in inserted)
+    return any(line not in new_lines and line in parent_lines for line in removed)
+
+
+def _lines_in(repo: pygit2.Repository, new: pygit2.Tree | pygit2.Index, path: str) -> set[str]:
+    if isinstance(new, pygit2.Index):
+        try:
+            entry = new[path]
+        except KeyError:
+            return set()
+        return _split(repo.get(entry.id))
+    return _blob_lines(repo, new, path)
+
+
+def _blob_lines(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> set[str]:
+    if tree is None:
+        return set()
+    try:
+        item = tree[path]
+    except KeyError:
+        return set()
+    return _split(repo.get(item.id))
+
+
+def _split(obj: object) -> set[str]:
+    if not isinstance(obj, pygit2.Blob):
+        return set()
+    text = obj.data.decode("utf-8", errors="replace")
+    return {line.strip() for line in text.splitlines()}
+
+
+def _significant(lines: Iterable[str]) -> set[str]:
+    return {
+        line for line in lines if len(line) >= MIN_SIGNIFICANT and any(c.isalnum() for c in line)
+    }
+
+
+def describe(found: list[Blocked]) -> str:
+    """The refusal, one edit per line, and how to clear it."""
+    lines = [
+        f"redline guard: refused — {len(found)} flagged edit"
+        + ("" if len(found) == 1 else "s")
+        + " not yet approved by a person:"
+    ]
+    for b in found:
+        where = (
+            f"lines {b.start_line}-{b.end_line}"
+            if b.start_line is not None and b.end_line != b.start_line
+            else f"line {b.start_line}"
+            if b.start_line is not None
+            else "whole file"
+        )
+        lines.append(
+            f"  edit {b.edit} (commit {b.commit[:12]}): {b.path} {where}, "
+            f"{b.match_type} {b.confidence:g} — rule {b.rule}: {b.reason}"
+        )
+    edits = " ".join(dict.fromkeys(b.edit for b in found))
+    lines.append(
+        "Review each edit's diff (`redline review`), then approve it with "
+        f"`redline approve {edits}` and commit again."
+    )
+    return "\n".join(lines)

@@ -1,0 +1,198 @@
+"""The review ledger: tolerant edits and their verdicts, derived from the notes.
+
+Reading 5,000 notes on every commit would be slow, so the ledger is cached in
+``<git-common-dir>/redline/ledger.json``, keyed by the notes commit it was
+built from, and brought up to date by diffing the notes trees (only changed
+notes are read). The notes stay the source of truth.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from redline.gitops import notes
+from redline.gitops.repo import common_dir
+
+VERSION = 1
+
+
+@dataclass
+class Operation:
+    path: str
+    match_type: str
+    confidence: float
+    start_line: int | None
+    end_line: int | None
+
+
+@dataclass
+class Entry:
+    """One edit (an edit id) that used a tolerance, wherever its notes are."""
+
+    edit: str
+    commits: list[str]
+    operations: list[Operation]
+    flagged: list[dict[str, Any]]  # violations recorded at edit time
+    approvals: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def approved(self) -> bool:
+        return bool(self.approvals)
+
+
+@dataclass
+class Ledger:
+    notes_commit: str | None
+    entries: dict[str, Entry]
+    by_commit: dict[str, str]  # note's commit -> edit id
+
+    def forget(self, commit: str) -> None:
+        edit = self.by_commit.pop(commit, None)
+        if edit is None or edit not in self.entries:
+            return
+        entry = self.entries[edit]
+        if commit in entry.commits:
+            entry.commits.remove(commit)
+        if not entry.commits:
+            del self.entries[edit]
+
+    def learn(self, commit: str, note: dict[str, Any]) -> None:
+        operations = [
+            Operation(
+                str(op.get("path", "")),
+                str(op.get("match_type", "exact")),
+                float(op.get("confidence", 1.0)),
+                op.get("start_line"),
+                op.get("end_line"),
+            )
+            for op in note.get("operations", [])
+            if op.get("match_type") is not None
+        ]
+        policy = note.get("policy") or {}
+        flagged = list(policy.get("violations", [])) if policy.get("verdict") == "flagged" else []
+        tolerant = [op for op in operations if op.match_type != "exact" or op.confidence < 1.0]
+        if not tolerant and not flagged:
+            return
+        edit = str(note.get("edit") or commit)
+        entry = self.entries.get(edit)
+        if entry is None:
+            entry = Entry(edit, [], operations, flagged)
+            self.entries[edit] = entry
+        if commit not in entry.commits:
+            entry.commits.append(commit)
+        entry.approvals = list(note.get("approvals", [])) or entry.approvals
+        self.by_commit[commit] = edit
+
+
+def cache_path(repo: pygit2.Repository) -> Path:
+    return common_dir(repo) / "redline" / "ledger.json"
+
+
+def load(repo: pygit2.Repository) -> Ledger:
+    """The ledger as of the current notes, from the cache when it can be."""
+    current = notes.current(repo)
+    cached = _read_cache(cache_path(repo))
+    if cached is not None and cached.notes_commit == (str(current) if current else None):
+        return cached
+    ledger = cached or Ledger(None, {}, {})
+    _catch_up(repo, ledger, current)
+    _write_cache(cache_path(repo), ledger)
+    return ledger
+
+
+def _catch_up(repo: pygit2.Repository, ledger: Ledger, current: pygit2.Oid | None) -> None:
+    new_tree = _tree(repo, current)
+    old_tree = _tree(repo, pygit2.Oid(hex=ledger.notes_commit)) if ledger.notes_commit else None
+    if ledger.notes_commit and old_tree is None:  # the old notes commit is gone: rebuild
+        ledger.entries.clear()
+        ledger.by_commit.clear()
+    if new_tree is None:
+        ledger.entries.clear()
+        ledger.by_commit.clear()
+    elif old_tree is None:
+        for path, blob_id in _walk(repo, new_tree, ""):
+            _learn_blob(repo, ledger, path.replace("/", ""), blob_id)
+    else:
+        for delta in old_tree.diff_to_tree(new_tree).deltas:
+            for side in (delta.old_file, delta.new_file):
+                ledger.forget(side.path.replace("/", ""))
+            if delta.status != pygit2.enums.DeltaStatus.DELETED:
+                _learn_blob(repo, ledger, delta.new_file.path.replace("/", ""), delta.new_file.id)
+    ledger.notes_commit = str(current) if current else None
+
+
+def _tree(repo: pygit2.Repository, commit: pygit2.Oid | None) -> pygit2.Tree | None:
+    if commit is None:
+        return None
+    try:
+        obj = repo[commit]
+    except KeyError:
+        return None
+    return obj.tree if isinstance(obj, pygit2.Commit) else None
+
+
+def _walk(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> list[tuple[str, pygit2.Oid]]:
+    out = []
+    for item in tree:
+        path = f"{prefix}{item.name}"
+        if item.filemode == pygit2.enums.FileMode.TREE:
+            sub = repo[item.id]
+            assert isinstance(sub, pygit2.Tree)
+            out.extend(_walk(repo, sub, path + "/"))
+        else:
+            out.append((path, item.id))
+    return out
+
+
+def _learn_blob(repo: pygit2.Repository, ledger: Ledger, commit: str, blob_id: pygit2.Oid) -> None:
+    blob = repo.get(blob_id)
+    if not isinstance(blob, pygit2.Blob):
+        return
+    try:
+        note = json.loads(blob.data)
+    except ValueError:
+        return
+    if isinstance(note, dict) and str(note.get("schema", "")).startswith("redline.note/"):
+        ledger.learn(commit, note)
+
+
+def _read_cache(path: Path) -> Ledger | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("version") != VERSION:
+            return None
+        entries = {
+            edit: Entry(
+                e["edit"],
+                e["commits"],
+                [Operation(**op) for op in e["operations"]],
+                e["flagged"],
+                e["approvals"],
+            )
+            for edit, e in data["entries"].items()
+        }
+        return Ledger(data["notes"], entries, data["by_commit"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_cache(path: Path, ledger: Ledger) -> None:
+    data = {
+        "version": VERSION,
+        "notes": ledger.notes_commit,
+        "entries": {edit: asdict(e) for edit, e in ledger.entries.items()},
+        "by_commit": ledger.by_commit,
+    }
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written is rebuilt next time

@@ -66,6 +66,11 @@ def test_demo_shows_an_exact_and_a_tolerant_edit(tmp_path: Path, scratch: Path) 
     assert "+def farewell(name, polite=True):" in out
     assert '+\tlog.info("greeted %s", name)' in out  # written in the file's tab style
     assert "\tmessage = f\u201cHello, {name}!\u201d" in out  # its curly quotes kept
+    # Git mode: each edit is a commit; the guard refuses the tolerant one until approved.
+    assert len(re.findall(r"^commit [0-9a-f]{12} \(edit [0-9a-f]{12}, agent\)$", out, re.M)) == 2
+    assert "flagged for review: match_type fuzzy is not one of: exact" in out
+    assert "redline guard: refused — 1 flagged edit not yet approved by a person:" in out
+    assert "passes: every flagged edit is approved" in out
 
 
 def test_demo_cleans_up_after_itself(tmp_path: Path, scratch: Path) -> None:
@@ -74,11 +79,25 @@ def test_demo_cleans_up_after_itself(tmp_path: Path, scratch: Path) -> None:
     assert list(scratch.iterdir()) == []
 
 
-def test_demo_keep_leaves_the_project(tmp_path: Path, scratch: Path) -> None:
+def test_demo_keep_leaves_the_repository(tmp_path: Path, scratch: Path) -> None:
     proc = _demo(tmp_path, scratch, "--keep")
     assert proc.returncode == 0, proc.stderr
     [kept] = list(scratch.iterdir())
-    assert f"Kept {kept}" in proc.stdout
-    text = (kept / "greet.py").read_text(encoding="utf-8")
+    repo = kept / "repo"
+    assert f"Kept {repo}" in proc.stdout
+    worktree = repo / ".git" / "redline" / "worktrees" / "demo"
+    text = (worktree / "app" / "greet.py").read_text(encoding="utf-8")
     assert "def farewell(name, polite=True):" in text
     assert '\tlog.info("greeted %s", name)\n' in text
+    log = subprocess.run(
+        ["git", "-C", str(repo), "log", "--format=%s", "main..redline/demo"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert log == [
+        "redline: edit app/greet.py (fuzzy 0.8923)",
+        "redline: edit app/greet.py (exact 1.0)",
+    ]
+    # The demo stops the daemon it started.
+    assert not (repo / ".git" / "redline" / "daemon.pid").exists()

@@ -11,8 +11,13 @@ mapped back to a span of the original through the deleted positions.
 from __future__ import annotations
 
 import re
+import sys
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import numpy as np
 
 _PUNCTUATION_TABLE: dict[int, str] = {
     **{ord(c): "'" for c in "‘’‚‛′‵"},
@@ -38,9 +43,13 @@ _INVISIBLE_DELETIONS = re.compile(
     + rf"|(?:(?<=[\s{_INVISIBLE}])|^)[{_COMBINING}]+",
     re.MULTILINE,
 )
+_INVISIBLE_OR_MARK = re.compile(rf"[{_INVISIBLE}{_COMBINING}]")
 _ASCII_STAGES = (_SPACE_DELETIONS,)
 _PUNCTUATION_STAGES = (_INVISIBLE_DELETIONS, _SPACE_DELETIONS)
 _WHITESPACE = re.compile(r"\s+")
+# Above this size, positions are mapped back without building the whole shift table.
+_LARGE = 4096
+_LAST_SPACE = 0x3000  # no character above U+3000 is whitespace
 
 
 @dataclass
@@ -51,7 +60,9 @@ class Folded:
     source: str  # the original after the 1:1 translation; deletions apply to it
     text: str
     _stages: tuple[re.Pattern[str], ...]  # deletions, each applied to the previous result
+    kind: str = "punctuation"
     _shifts: list[int] | None = field(default=None, repr=False)
+    _index: Any = field(default=None, repr=False)  # numpy: kept positions or line starts
 
     def _shift_table(self) -> list[int]:
         # Entry m is the folded position at which the m-th deleted character was.
@@ -74,7 +85,28 @@ class Folded:
 
     def origin(self, j: int) -> int:
         """The original index of the folded character at ``j``."""
+        if len(self.source) > _LARGE and self._shifts is None:
+            return self._origin_large(j)
         return j + bisect_right(self._shift_table(), j)
+
+    def _origin_large(self, j: int) -> int:
+        if self._index is None:
+            codes = np.frombuffer(self.source.encode(_UTF32), dtype=np.uint32)
+            if self.kind == "whitespace":
+                # Whitespace folding deletes every space: position j is the j-th kept one.
+                spaces = _space_table()[np.minimum(codes, _LAST_SPACE)] & (codes <= _LAST_SPACE)
+                self._index = np.flatnonzero(~spaces)
+            else:
+                # Punctuation folding keeps every newline: map within the line.
+                self._index = np.flatnonzero(codes == ord("\n"))
+        if self.kind == "whitespace":
+            return int(self._index[j])
+        line = self.text.count("\n", 0, j)
+        column = j - (self.text.rfind("\n", 0, j) + 1)
+        start = int(self._index[line - 1]) + 1 if line else 0
+        end = self.source.find("\n", start)
+        piece = Folded(self.original[start:end], self.source[start:end], "", self._stages)
+        return start + piece.origin(column)
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """The original span covering folded ``[start, end)`` (end > start)."""
@@ -94,12 +126,23 @@ class Folded:
 
 def fold_punctuation(text: str) -> Folded:
     source = text.translate(_PUNCTUATION_TABLE)
-    stages = _ASCII_STAGES if source.isascii() else _PUNCTUATION_STAGES
+    # Most files hold no invisible character or combining mark: skip that stage.
+    plain = source.isascii() or _INVISIBLE_OR_MARK.search(source) is None
+    stages = _ASCII_STAGES if plain else _PUNCTUATION_STAGES
     return Folded(text, source, _delete(source, stages), stages)
 
 
 def fold_whitespace(text: str) -> Folded:
-    return Folded(text, text, _WHITESPACE.sub("", text), (_WHITESPACE,))
+    return Folded(text, text, _WHITESPACE.sub("", text), (_WHITESPACE,), "whitespace")
+
+
+_UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
+
+
+@cache
+def _space_table() -> Any:
+    """``table[c]``: whether code point ``c`` (≤ U+3000) is whitespace to ``re``'s ``\\s``."""
+    return np.array([chr(c).isspace() for c in range(_LAST_SPACE + 1)], dtype=np.bool_)
 
 
 def translate_punctuation(text: str) -> str:

@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from redline.daemon.protocol import MAX_MESSAGE, PROTOCOL_VERSION, RpcError, encode
+from redline.daemon.protocol import PROTOCOL_VERSION, RpcError, encode
 
 
 class Client:
@@ -27,8 +27,10 @@ class Client:
         if params is not None:
             message["params"] = params
         self._sock.sendall(encode(message))
-        line = self._reader.readline(MAX_MESSAGE + 1)
-        if not line:
+        # Not bounded by MAX_MESSAGE: the result of an applied edit (its diff and
+        # matched text included) must reach the caller whatever its size.
+        line = self._reader.readline()
+        if not line.endswith(b"\n"):
             raise RpcError(-32000, "the daemon closed the connection")
         answer = json.loads(line)
         if "error" in answer:

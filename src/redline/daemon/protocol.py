@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 PROTOCOL_VERSION = 1
-MAX_MESSAGE = 8 * 1024 * 1024  # bytes in one line, request or response
+MAX_MESSAGE = 8 * 1024 * 1024  # bytes in one request line (results are not cut)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

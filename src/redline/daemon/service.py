@@ -46,7 +46,10 @@ class Service:
     def startup(self) -> None:
         """Finish requests a crash interrupted, and start watching every session."""
         for session in sessions.all_sessions(self.layout):
-            self.applier(session.name)
+            try:
+                self.applier(session.name)
+            except Exception:  # one broken session must not keep the others from being served
+                log.exception("session %s: cannot load it; its requests will say why", session.name)
 
     def applier(self, name: str) -> SessionApplier:
         if name not in self._appliers:

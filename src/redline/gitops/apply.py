@@ -24,11 +24,17 @@ from redline.engine.patch_plan import FileChange
 from redline.engine.policy import Policy
 from redline.engine.result import Result
 from redline.gitops import journal, notes
-from redline.gitops.repo import Layout, signature
+from redline.gitops.repo import NOTES_REF, Layout, signature
 from redline.gitops.session import Session
 from redline.gitops.snapshot import TreeSnapshot, changed_paths
 from redline.gitops.trees import FILE, LINK, Entry, update
-from redline.gitops.worktree import check_path, read_bytes, update_index, write_files
+from redline.gitops.worktree import (
+    check_path,
+    read_bytes,
+    remove_temp_files,
+    update_index,
+    write_files,
+)
 
 Request = EditRequest | PatchRequest
 
@@ -394,6 +400,7 @@ class SessionApplier:
             notes_old=str(notes_old) if notes_old else None,
             notes_new=str(notes_new),
             files={p: (str(e.oid), int(e.mode)) if e else None for p, e in files.items()},
+            stage=tuple(sorted({*files, *external})),
         )
         self._fault("before-journal")
         journal.write(self.layout.journal, entry)
@@ -404,7 +411,7 @@ class SessionApplier:
         self._fault("after-notes")
         write_files(self.repo, self.root, files)
         self._fault("after-files")
-        update_index(self.worktree, sorted({*files, *external}))
+        update_index(self.worktree, list(entry.stage))
         journal.clear(self.layout.journal, self.session.name)
         self._fault("after-clear")
 
@@ -447,6 +454,7 @@ def _op(change: FileChange) -> str:
 
 def recover(repo: pygit2.Repository, layout: Layout, session: Session) -> str | None:
     """Finish or drop a request a crash interrupted; say what was done (for the log)."""
+    journal.drop_torn(layout.journal, session.name)
     path = journal.path_for(layout.journal, session.name)
     if not path.exists():
         return None
@@ -454,6 +462,7 @@ def recover(repo: pygit2.Repository, layout: Layout, session: Session) -> str | 
     if not entries:
         return None
     entry = entries[0]
+    _drop_leftovers(repo, session, entry)
     current = notes.ref_target(repo, entry.ref)
     old, new = pygit2.Oid(hex=entry.old), pygit2.Oid(hex=entry.new)
     if current not in (old, new):
@@ -473,6 +482,23 @@ def recover(repo: pygit2.Repository, layout: Layout, session: Session) -> str | 
     }
     write_files(repo, Path(session.worktree), files)
     worktree = pygit2.Repository(session.worktree)
-    update_index(worktree, sorted(files))
+    update_index(worktree, sorted({*files, *entry.stage}))
     journal.clear(layout.journal, session.name)
     return f"finished interrupted request {entry.request} ({len(files)} file(s))"
+
+
+def _drop_leftovers(repo: pygit2.Repository, session: Session, entry: journal.JournalEntry) -> None:
+    """Remove what a process killed inside the journalled section left behind.
+
+    Between writing the journal and clearing it, redline alone writes the
+    session's branch ref, the notes ref, the session worktree's index and the
+    journalled files; a lock or temporary file of theirs that is still there
+    is this interrupted request's own, and would block (or be committed by)
+    every later request.
+    """
+    common = Path(repo.path)
+    for ref in (entry.ref, NOTES_REF):
+        (common / f"{ref}.lock").unlink(missing_ok=True)
+    worktree = pygit2.Repository(session.worktree)
+    (Path(worktree.path) / "index.lock").unlink(missing_ok=True)
+    remove_temp_files(Path(session.worktree), entry.files)

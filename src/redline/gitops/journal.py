@@ -26,6 +26,9 @@ class JournalEntry:
     notes_old: str | None
     notes_new: str | None
     files: dict[str, tuple[str, int] | None]  # path -> (blob id, mode) or None (delete)
+    # paths whose index entries are refreshed last: the files above and the external
+    # changes committed with them (already on disk, but staged only at the end)
+    stage: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -38,6 +41,7 @@ class JournalEntry:
             "notes_old": self.notes_old,
             "notes_new": self.notes_new,
             "files": {p: (list(v) if v is not None else None) for p, v in self.files.items()},
+            "stage": list(self.stage),
         }
 
     @classmethod
@@ -54,11 +58,16 @@ class JournalEntry:
                 p: (str(v[0]), int(v[1])) if v is not None else None
                 for p, v in data["files"].items()
             },
+            stage=tuple(str(p) for p in data.get("stage", ())),
         )
 
 
 def path_for(folder: Path, session: str) -> Path:
     return folder / f"{session}.json"
+
+
+def _tmp_for(folder: Path, session: str) -> Path:
+    return folder / f"{session}.tmp"
 
 
 def write(folder: Path, entry: JournalEntry) -> None:
@@ -68,13 +77,18 @@ def write(folder: Path, entry: JournalEntry) -> None:
     not fsynced, since the objects it names are not either (see core.fsync).
     """
     target = path_for(folder, entry.session)
-    tmp = target.with_suffix(".tmp")
+    tmp = _tmp_for(folder, entry.session)
     tmp.write_text(json.dumps(entry.to_json()), encoding="utf-8")
     os.replace(tmp, target)
 
 
 def clear(folder: Path, session: str) -> None:
     path_for(folder, session).unlink(missing_ok=True)
+
+
+def drop_torn(folder: Path, session: str) -> None:
+    """Remove a journal a crash left half-written (before its rename): it never existed."""
+    _tmp_for(folder, session).unlink(missing_ok=True)
 
 
 def pending(folder: Path) -> list[JournalEntry]:

@@ -43,6 +43,20 @@ def new_name() -> str:
     return time.strftime("s-%Y%m%d-%H%M%S")
 
 
+def _free_name(repo: pygit2.Repository, layout: Layout) -> str:
+    """A default name no session, branch or worktree uses (``-2``, ``-3``… within a second)."""
+    stem = new_name()
+    name, n = stem, 1
+    while (
+        _meta_path(layout, name).exists()
+        or f"refs/heads/{BRANCH_PREFIX}{name}" in repo.references
+        or (layout.worktrees / name).exists()
+    ):
+        n += 1
+        name = f"{stem}-{n}"
+    return name
+
+
 def _meta_path(layout: Layout, name: str) -> Path:
     return layout.sessions / f"{name}.json"
 
@@ -68,7 +82,7 @@ def all_sessions(layout: Layout) -> list[Session]:
 def open_session(
     repo: pygit2.Repository, layout: Layout, name: str | None, base: str | None
 ) -> Session:
-    name = name or new_name()
+    name = name or _free_name(repo, layout)
     check_name(name)
     layout.ensure()
     if _meta_path(layout, name).exists():

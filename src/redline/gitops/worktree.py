@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
 import pygit2
 
 from redline.engine.errors import RequestError
 from redline.gitops.trees import EXECUTABLE, FILE, LINK, Entry
+
+TEMP_SUFFIX = ".redline-tmp"
 
 
 def check_path(root: Path, relative: str) -> str:
@@ -82,9 +85,7 @@ def write_files(repo: pygit2.Repository, root: Path, files: Mapping[str, Entry |
         target.parent.mkdir(parents=True, exist_ok=True)
         blob = repo[entry.oid]
         assert isinstance(blob, pygit2.Blob)
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".redline-tmp", dir=target.parent
-        )
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
         try:
             if entry.mode == LINK:
                 os.close(fd)
@@ -99,6 +100,16 @@ def write_files(repo: pygit2.Repository, root: Path, files: Mapping[str, Entry |
             if os.path.lexists(tmp):
                 os.unlink(tmp)
             raise
+
+
+def remove_temp_files(root: Path, paths: Iterable[str]) -> None:
+    """Remove the temporary files an interrupted :func:`write_files` left beside ``paths``."""
+    for path in paths:
+        target = root / path
+        pattern = f".{glob.escape(target.name)}.*{TEMP_SUFFIX}"
+        with contextlib.suppress(OSError):
+            for tmp in target.parent.glob(pattern):
+                tmp.unlink()
 
 
 def _prune_empty_dirs(root: Path, folder: Path) -> None:

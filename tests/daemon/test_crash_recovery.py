@@ -1,0 +1,284 @@
+"""A daemon killed (SIGKILL) at any point of a commit recovers on restart.
+
+``REDLINE_FAULT=<point>`` makes the real daemon kill itself at that point of
+the first request that reaches it. The client never gets an answer; after a
+normal restart the edit is either applied whole (commit, note, worktree file,
+index) or not at all, the journal is empty and git finds nothing wrong. A
+randomised run kills the daemon at an arbitrary moment between acknowledged
+edits: none of them may be lost.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitmode_fixtures import (
+    CommitRecord,
+    GitMode,
+    assert_fsck_clean,
+    commit_records,
+    kill_daemon,
+    porcelain,
+    rev,
+    wait_dead,
+)
+from redline.daemon.client import Client
+from redline.daemon.protocol import RpcError
+
+pytestmark = pytest.mark.slow
+
+FAULTS = [
+    "before-journal",
+    "after-journal",
+    "after-branch",
+    "after-notes",
+    "after-files",
+    "after-clear",
+]
+# Once the journal is written the request is rolled forward; before, it never happened.
+ROLLED_FORWARD = {point: point != "before-journal" for point in FAULTS}
+
+
+def journal(gm: GitMode) -> list[str]:
+    return sorted(p.name for p in (gm.repo / ".git" / "redline" / "journal").iterdir())
+
+
+def edit(path: str, old: str, new: str) -> dict[str, Any]:
+    return {"tool": "edit", "path": path, "old_string": old, "new_string": new}
+
+
+def assert_every_commit_has_its_note(records: list[CommitRecord]) -> None:
+    for record in records:
+        assert record.note is not None, f"{record.commit} has no note"
+        assert record.trailers == [record.note["edit"]], record
+
+
+@pytest.mark.parametrize("external", [False, True], ids=["edit-only", "with-external-change"])
+@pytest.mark.parametrize("point", FAULTS)
+def test_a_crash_at_each_point_is_recovered(gm: GitMode, point: str, external: bool) -> None:
+    base = rev(gm.repo, "HEAD")
+    faulty = {**gm.env, "REDLINE_FAULT": point}
+    gm.cli.ok("daemon", "start", "--repo", str(gm.repo), env=faulty)
+    pid = gm.cli.pid()
+    assert pid is not None
+    with Client(gm.socket()) as conn:
+        wt = Path(conn.call("session.open", {"name": "s"})["worktree"])
+        if external:
+            (wt / "c.txt").write_text("alpha\nchanged by another tool\n")
+        with pytest.raises((RpcError, OSError)):
+            conn.call("apply", {"session": "s", "request": edit("b.py", "VALUE = 1", "VALUE = 2")})
+    wait_dead(pid)
+    assert journal(gm) == ([] if point in ("before-journal", "after-clear") else ["s.json"])
+
+    # A normal restart (no REDLINE_FAULT) recovers before it serves anything.
+    listed = gm.cli.json("session", "list", "--json", "--repo", str(gm.repo))
+    assert [s["name"] for s in listed] == ["s"]
+    assert gm.cli.pid() != pid
+    assert journal(gm) == []
+
+    records = commit_records(gm.repo, "redline/s", base)
+    assert_every_commit_has_its_note(records)
+    applied = ROLLED_FORWARD[point]
+    edited = [r for r in records if r.note and r.note["source"] == "agent"]
+    if applied:
+        [commit] = edited
+        assert commit.files == ["b.py"]
+        assert commit.note is not None and commit.note["operations"][0]["path"] == "b.py"
+        assert records[-1] == commit
+        assert (wt / "b.py").read_text() == "VALUE = 2\n"
+        assert [r.note["source"] for r in records if r.note] == (
+            ["external", "agent"] if external else ["agent"]
+        )
+        assert porcelain(wt) == ""
+    else:
+        assert records == []
+        assert (wt / "b.py").read_text() == "VALUE = 1\n"
+        assert porcelain(wt) == (" M c.txt\n" if external else "")
+    assert gm.git("show", "redline/s:b.py") == (wt / "b.py").read_text()
+    assert listed[0]["edits"] == len(records)
+
+    # The next request sees a worktree equal to the branch tip: no stray external commit.
+    code, result = gm.cli.apply("s", edit("a.py", "'Hello, ' + name", "'Hi, ' + name"))
+    assert code == 0, result
+    sources = [c["source"] for c in result["commits"]]
+    assert sources == (["external", "agent"] if external and not applied else ["agent"])
+    assert result["commits"][-1]["paths"] == ["a.py"]
+    assert porcelain(wt) == ""
+    assert journal(gm) == []
+    assert_every_commit_has_its_note(commit_records(gm.repo, "redline/s", base))
+    assert_fsck_clean(gm.repo)
+
+
+def test_acknowledged_edits_survive_a_kill_at_a_random_moment(gm: GitMode) -> None:
+    lines = 400
+    (gm.repo / "items.txt").write_text("".join(f"item {i}: todo\n" for i in range(lines)))
+    gm.git("add", "items.txt")
+    gm.git("commit", "-q", "-m", "items")
+    base = rev(gm.repo, "HEAD")
+    wt = Path(gm.cli.open_session("s")["worktree"])
+    delays = random.Random(20260101)  # when each round's kill comes
+    writes = random.Random(7)  # when another tool writes into the worktree too
+    acknowledged: dict[int, dict[str, Any]] = {}
+    external_writes = 0
+    i = 0
+    for round_ in range(4):
+        pid = gm.cli.pid()
+        assert pid is not None
+        delay = delays.uniform(0.2, 0.8)
+        killer = threading.Timer(delay, kill_daemon, args=(pid,))
+        with Client(gm.socket()) as conn:
+            killer.start()
+            try:
+                while i < lines:
+                    if writes.random() < 0.2:
+                        external_writes += 1
+                        (wt / "other.txt").write_text(f"external write {external_writes}\n")
+                    request = edit("items.txt", f"item {i}: todo\n", f"item {i}: done\n")
+                    result = conn.call("apply", {"session": "s", "request": request})
+                    assert result["status"] == "applied", result
+                    acknowledged[i] = result
+                    i += 1
+            except (RpcError, OSError):
+                pass
+            finally:
+                killer.join()
+        wait_dead(pid)
+        assert i < lines, f"round {round_}: the daemon was not killed in time"
+
+        gm.cli.ok("session", "list", "--repo", str(gm.repo))  # restart and recover
+        assert journal(gm) == []
+        # Only a write of the other tool that no request committed yet may be pending.
+        assert porcelain(wt) in ("", " M other.txt\n", "?? other.txt\n")
+        tip_text = gm.git("show", "redline/s:items.txt")
+        assert (wt / "items.txt").read_text() == tip_text
+        if f"item {i}: done\n" in tip_text:
+            i += 1  # the unacknowledged edit was rolled forward whole
+
+        records = commit_records(gm.repo, "redline/s", base)
+        assert_every_commit_has_its_note(records)
+        by_commit = {r.commit: r for r in records}
+        for n, result in acknowledged.items():
+            for info in result["commits"]:
+                record = by_commit.get(info["commit"])
+                assert record is not None, f"acknowledged edit {n} was lost"
+                assert record.note is not None and record.note["edit"] == info["edit"]
+            assert f"item {n}: done\n" in tip_text
+        done = tip_text.count(": done\n")
+        assert done == i
+        assert len([r for r in records if r.note and r.note["source"] == "agent"]) == done
+
+    assert len(acknowledged) >= 4
+    code, result = gm.cli.apply("s", edit("items.txt", f"item {i}: todo\n", f"item {i}: done\n"))
+    assert code == 0, result
+    assert porcelain(wt) == ""
+    assert_every_commit_has_its_note(commit_records(gm.repo, "redline/s", base))
+    assert_fsck_clean(gm.repo)
+
+
+def test_locks_and_temporary_files_of_a_killed_step_do_not_block_recovery(gm: GitMode) -> None:
+    """A kill inside a step (a ref update, the index write, a file write) leaves its lock
+    or temporary file behind; with the journal present they are the request's own."""
+    base = rev(gm.repo, "HEAD")
+    gm.cli.ok(
+        "daemon", "start", "--repo", str(gm.repo), env={**gm.env, "REDLINE_FAULT": "after-journal"}
+    )
+    pid = gm.cli.pid()
+    assert pid is not None
+    with Client(gm.socket()) as conn:
+        wt = Path(conn.call("session.open", {"name": "s"})["worktree"])
+        with pytest.raises((RpcError, OSError)):
+            conn.call("apply", {"session": "s", "request": edit("b.py", "VALUE = 1", "VALUE = 2")})
+    wait_dead(pid)
+    git_dir = gm.repo / ".git"
+    leftovers = [
+        git_dir / "worktrees" / "redline-s" / "index.lock",
+        git_dir / "refs" / "heads" / "redline" / "s.lock",
+        git_dir / "refs" / "notes" / "redline.lock",
+        wt / ".b.py.k3j4h5g6.redline-tmp",
+    ]
+    for path in leftovers:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+
+    gm.cli.ok("session", "list", "--repo", str(gm.repo))
+
+    assert [p for p in leftovers if p.exists()] == []
+    assert journal(gm) == []
+    [record] = commit_records(gm.repo, "redline/s", base)
+    assert record.files == ["b.py"] and record.note is not None
+    assert (wt / "b.py").read_text() == "VALUE = 2\n"
+    assert porcelain(wt) == ""
+    code, result = gm.cli.apply("s", edit("a.py", "'Hello, ' + name", "'Hi, ' + name"))
+    assert code == 0 and [c["source"] for c in result["commits"]] == ["agent"]
+    assert_fsck_clean(gm.repo)
+
+
+def test_a_torn_journal_never_happened(gm: GitMode) -> None:
+    base = rev(gm.repo, "HEAD")
+    gm.cli.ok(
+        "daemon", "start", "--repo", str(gm.repo), env={**gm.env, "REDLINE_FAULT": "before-journal"}
+    )
+    pid = gm.cli.pid()
+    assert pid is not None
+    with Client(gm.socket()) as conn:
+        wt = Path(conn.call("session.open", {"name": "s"})["worktree"])
+        with pytest.raises((RpcError, OSError)):
+            conn.call("apply", {"session": "s", "request": edit("b.py", "VALUE = 1", "VALUE = 2")})
+    wait_dead(pid)
+    torn = gm.repo / ".git" / "redline" / "journal" / "s.tmp"
+    torn.write_text('{"version": 1, "session": "s", "req')  # killed while writing it
+
+    gm.cli.ok("session", "list", "--repo", str(gm.repo))
+
+    assert journal(gm) == []
+    assert commit_records(gm.repo, "redline/s", base) == []
+    assert (wt / "b.py").read_text() == "VALUE = 1\n"
+    assert porcelain(wt) == ""
+
+
+def test_a_session_that_cannot_be_recovered_does_not_keep_the_daemon_down(gm: GitMode) -> None:
+    gm.cli.open_session("broken")
+    good = Path(gm.cli.open_session("good")["worktree"])
+    gm.cli.ok("daemon", "stop", "--repo", str(gm.repo))
+    tip = rev(gm.repo, "redline/broken")
+    # A journal naming a commit that is not in the object database cannot be rolled forward.
+    (gm.repo / ".git" / "redline" / "journal" / "broken.json").write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "session": "broken",
+                "request": "r1",
+                "ref": "refs/heads/redline/broken",
+                "old": tip,
+                "new": "1" * 40,
+                "notes_old": None,
+                "notes_new": None,
+                "files": {},
+            }
+        )
+    )
+
+    listed = gm.cli.json("session", "list", "--json", "--repo", str(gm.repo))
+    assert [s["name"] for s in listed] == ["broken", "good"]
+    code, result = gm.cli.apply("good", edit("b.py", "VALUE = 1", "VALUE = 2"))
+    assert code == 0 and result["status"] == "applied"
+    assert (good / "b.py").read_text() == "VALUE = 2\n"
+
+    proc = gm.cli.run(
+        "apply",
+        "--session",
+        "broken",
+        "--repo",
+        str(gm.repo),
+        input=json.dumps(edit("b.py", "VALUE = 1", "VALUE = 2")),
+    )
+    assert proc.returncode == 1
+    assert "redline/broken" in proc.stderr  # says which branch it could not move
+    assert gm.cli.status()["running"] is True
+    assert rev(gm.repo, "redline/broken") == tip

@@ -115,7 +115,7 @@ def _invalid(problem: str) -> dict[str, Any]:
 
 
 def _exit_code(payload: dict[str, Any]) -> int:
-    from redline.engine.result import EXIT_CODES
+    from redline.engine.status import EXIT_CODES
 
     return EXIT_CODES.get(str(payload.get("status")), 1)
 

@@ -11,7 +11,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -77,6 +76,8 @@ def status(files: DaemonFiles) -> Status:
 
 def start(files: DaemonFiles, repo: Path, idle_timeout: float, log_env: dict[str, str]) -> Status:
     """Start the daemon in the background (no-op if one runs); wait until it answers."""
+    import subprocess  # only when a daemon must be started
+
     current = status(files)
     if current.running:
         return current

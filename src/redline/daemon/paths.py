@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,6 +57,8 @@ class DaemonFiles:
         natural = self.state / "daemon.sock"
         if len(str(natural).encode()) <= MAX_SOCKET_PATH:
             return natural
+        import hashlib  # only for the rare long path
+
         digest = hashlib.sha256(str(self.common).encode()).hexdigest()[:16]
         base = self.runtime_dir or Path("/tmp")
         return base / "redline" / f"{digest}.sock"

@@ -6,13 +6,36 @@ import logging
 import os
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 from watchdog.observers.api import ObservedWatch
 
 from redline.gitops.apply import DirtyPaths
 
 log = logging.getLogger("redline.daemon")
+# Events that can change content; reads (opened, closed without writing) are not
+# delivered at all, so they cost no wake-up.
+_CHANGES: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileDeletedEvent,
+    FileMovedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+]
 
 
 class _Handler(FileSystemEventHandler):
@@ -21,7 +44,9 @@ class _Handler(FileSystemEventHandler):
         self.dirty = dirty
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in ("opened", "closed_no_write"):
+        if event.is_directory and event.event_type == "modified":
+            # A directory's mtime changes whenever a file in it is created or
+            # renamed; those events name the file itself.
             return
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             path = os.fsdecode(raw)
@@ -52,7 +77,9 @@ class Watcher:
             self._started = True
         try:
             handler = _Handler(root, dirty)
-            self._watches[name] = self._observer.schedule(handler, str(root), recursive=True)
+            self._watches[name] = self._observer.schedule(
+                handler, str(root), recursive=True, event_filter=_CHANGES
+            )
             dirty.watched = True
         except OSError as exc:
             # inotify limits and the like: every snapshot walks the worktree instead.

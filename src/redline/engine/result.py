@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from redline.engine.status import EXIT_CODES
+
 Status = Literal[
     "applied",
     "no_change",
@@ -16,18 +18,6 @@ Status = Literal[
     "failed",
     "validation_failed",
 ]
-
-EXIT_CODES: dict[str, int] = {
-    "applied": 0,
-    "no_change": 0,
-    "no_match": 1,
-    "ambiguous": 1,
-    "rejected": 1,
-    "failed": 1,
-    "validation_failed": 1,
-    "invalid": 2,
-    "partially_applied": 3,
-}
 
 
 @dataclass(frozen=True)

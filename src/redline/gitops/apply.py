@@ -6,6 +6,7 @@ single worker thread.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
@@ -24,6 +25,7 @@ from redline.engine.patch_plan import FileChange
 from redline.engine.policy import Policy
 from redline.engine.result import Result
 from redline.gitops import journal, notes
+from redline.gitops.index import IndexPatcher
 from redline.gitops.repo import NOTES_REF, Layout, signature
 from redline.gitops.session import Session
 from redline.gitops.snapshot import TreeSnapshot, changed_paths
@@ -101,6 +103,10 @@ class SessionApplier:
         self.root = Path(session.worktree)
         self.worktree = pygit2.Repository(session.worktree)
         self.dirty = DirtyPaths()
+        self._index = IndexPatcher(Path(self.worktree.path) / "index")
+        # Files this applier wrote, with their stat after writing: the watcher
+        # reports them back, and they need no re-reading while unchanged.
+        self._written: dict[str, tuple[int, int, int]] = {}
         self._fault = fault or (lambda point: None)
         self._policy_for = policy_for or (lambda tree: Policy())
         self._policy = Policy()
@@ -169,10 +175,22 @@ class SessionApplier:
     def _external_changes(self, tree: pygit2.Tree, targets: list[str]) -> dict[str, Entry | None]:
         candidates = self.dirty.take()
         if candidates is not None:
+            candidates = {p for p in candidates if not self._still_ours(p)}
             # File events arrive with a delay: the files this request touches are
             # always looked at, so a change the agent just made is never missed.
             candidates.update(targets)
+        else:
+            self._written.clear()
         return changed_paths(self.repo, self.worktree, tree, candidates)
+
+    def _still_ours(self, path: str) -> bool:
+        stamp = self._written.get(path)
+        if stamp is None:
+            return False
+        try:
+            return _stamp(self.root / path) == stamp
+        except OSError:
+            return False
 
     def _external_group(self, request_id: str, changes: dict[str, Entry | None]) -> _Group:
         edit = secrets.token_hex(6)
@@ -411,9 +429,30 @@ class SessionApplier:
         self._fault("after-notes")
         write_files(self.repo, self.root, files)
         self._fault("after-files")
-        update_index(self.worktree, list(entry.stage))
+        self._stage(files, external, list(entry.stage))
         journal.clear(self.layout.journal, self.session.name)
         self._fault("after-clear")
+
+    def _stage(
+        self,
+        files: dict[str, Entry | None],
+        external: Mapping[str, Entry | None],
+        paths: list[str],
+    ) -> None:
+        """Stage what this request wrote: patched in place when it can, else by libgit2."""
+        for path, entry in files.items():
+            if entry is not None:
+                with contextlib.suppress(OSError):
+                    self._written[path] = _stamp(self.root / path)
+        simple = not external and all(e is not None and e.mode != LINK for e in files.values())
+        staged = {p: (e.oid.raw, int(e.mode)) for p, e in files.items() if e is not None}
+        if not (simple and self._index.stage(self.root, staged)):
+            update_index(self.worktree, paths)
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    info = path.lstat()
+    return info.st_mtime_ns, info.st_size, info.st_ino
 
 
 def _rejection(verdict: list[dict[str, str]]) -> str:

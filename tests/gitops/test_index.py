@@ -1,0 +1,88 @@
+"""Staging by patching index entries in place: git must read the result as its own."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pygit2
+
+from redline.gitops.index import IndexPatcher
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def _repo(tmp_path: Path, index_version: int = 2) -> Path:
+    root = tmp_path / "r"
+    root.mkdir(parents=True)
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "config", "user.name", "T")
+    _git(root, "config", "user.email", "t@example.com")
+    _git(root, "config", "index.version", str(index_version))
+    for i in range(30):
+        (root / f"d{i % 3}").mkdir(exist_ok=True)
+        (root / f"d{i % 3}" / f"f{i}.txt").write_text(f"line {i}\n")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "init")
+    _git(root, "status")  # lets git write its cache-tree extension
+    return root
+
+
+def _stage(root: Path, path: str, content: bytes, patcher: IndexPatcher) -> bool:
+    (root / path).write_bytes(content)
+    blob = pygit2.Repository(str(root)).create_blob(content)  # as redline writes it
+    return patcher.stage(root, {path: (blob.raw, 0o100644)})
+
+
+def test_patched_entries_are_what_git_reads(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    patcher = IndexPatcher(root / ".git" / "index")
+    assert _stage(root, "d1/f4.txt", b"changed\n", patcher)
+    assert _stage(root, "d2/f5.txt", b"also changed\n", patcher)
+    staged = _git(root, "ls-files", "-s", "d1/f4.txt", "d2/f5.txt").split("\n")
+    assert staged[0].split()[1] == str(pygit2.hash(b"changed\n"))
+    assert staged[1].split()[1] == str(pygit2.hash(b"also changed\n"))
+    # Nothing unstaged: the stat data matches the files on disk.
+    assert _git(root, "diff", "--name-only") == ""
+    assert sorted(_git(root, "diff", "--cached", "--name-only").split()) == [
+        "d1/f4.txt",
+        "d2/f5.txt",
+    ]
+    _git(root, "fsck", "--strict")  # git verifies the index checksum here
+    assert pygit2.Repository(str(root)).status() == {
+        "d1/f4.txt": pygit2.enums.FileStatus.INDEX_MODIFIED,
+        "d2/f5.txt": pygit2.enums.FileStatus.INDEX_MODIFIED,
+    }
+
+
+def test_a_rewritten_index_is_read_again(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    patcher = IndexPatcher(root / ".git" / "index")
+    assert _stage(root, "d0/f0.txt", b"one\n", patcher)
+    (root / "d0" / "f3.txt").write_text("by git\n")
+    _git(root, "add", "d0/f3.txt")  # git rewrites the index behind the patcher's back
+    assert _stage(root, "d0/f0.txt", b"two\n", patcher)
+    assert _git(root, "diff", "--name-only") == ""
+    assert "d0/f3.txt" in _git(root, "diff", "--cached", "--name-only")
+
+
+def test_unknown_paths_and_index_v4_fall_back(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    patcher = IndexPatcher(root / ".git" / "index")
+    before = (root / ".git" / "index").read_bytes()
+    assert not _stage(root, "new.txt", b"new\n", patcher)
+    assert (root / ".git" / "index").read_bytes() == before
+    v4 = _repo(tmp_path / "v4", index_version=4)
+    assert not _stage(v4, "d0/f0.txt", b"x\n", IndexPatcher(v4 / ".git" / "index"))
+
+
+def test_a_held_index_lock_is_left_to_its_owner(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    lock = root / ".git" / "index.lock"
+    lock.write_bytes(b"")
+    assert not _stage(root, "d0/f0.txt", b"x\n", IndexPatcher(root / ".git" / "index"))
+    assert lock.read_bytes() == b""

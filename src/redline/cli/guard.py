@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     import pygit2
 
     from redline.engine.policy import Policy
+    from redline.hooks import stages
 
 STAGES = ("pre-commit", "pre-merge-commit", "pre-push")
 
@@ -41,6 +42,23 @@ def _policy(repo: pygit2.Repository) -> Policy:
         raise click.ClickException(str(exc)) from None
 
 
+def _guard_policy(repo: pygit2.Repository, changes: list[stages.Change]) -> Policy:
+    """HEAD's policy; when that one is broken, the one a commit or push repairing it brings
+    (otherwise "fix the file and retry" could never get past the hook)."""
+    from redline.hooks.config import PolicyError, policy_from_tree
+
+    tree = None if repo.head_is_unborn else repo.head.peel().tree
+    try:
+        return policy_from_tree(repo, tree)
+    except PolicyError as exc:
+        for change in changes:
+            try:
+                return policy_from_tree(repo, change.new)
+            except PolicyError:
+                continue
+        raise click.ClickException(str(exc)) from None
+
+
 @click.command("guard")
 @click.option("--stage", type=click.Choice(STAGES), default="pre-commit", show_default=True)
 @click.argument("hook_args", nargs=-1)
@@ -52,11 +70,15 @@ def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
     # Git runs hooks at the top of the worktree, with GIT_DIR / GIT_INDEX_FILE set
     # for the repository and the index being committed.
     repo = _repo(Path(os.environ.get("GIT_DIR") or "."))
-    policy = _policy(repo)
     from_ref = os.environ.get("PRE_COMMIT_FROM_REF")
     to_ref = os.environ.get("PRE_COMMIT_TO_REF")
-    if from_ref and to_ref:  # pre-commit framework, pre-push stage
+    if from_ref and to_ref:  # pre-commit framework: pre-push stage, or run --from-ref/--to-ref
         change = stages.range_change(repo, from_ref, to_ref, "the push")
+        if change is None and to_ref != stages.ZERO:
+            raise click.ClickException(
+                f"cannot resolve PRE_COMMIT_TO_REF {to_ref!r} to a commit of this repository; "
+                "pass --to-ref a commit, branch or tag that exists here"
+            )
         changes = [change] if change is not None else []
     elif stage == "pre-push":
         changes = stages.push_changes(repo, sys.stdin.read().splitlines())
@@ -66,6 +88,7 @@ def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
         if index_path is not None and not index_path.is_absolute():
             index_path = Path.cwd() / index_path
         changes = [stages.commit_change(repo, index_path, stages.amending())]
+    policy = _guard_policy(repo, changes)
     entries = ledger.load(repo)
     found = []
     for change in changes:

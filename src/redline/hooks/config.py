@@ -43,7 +43,8 @@ def policy_from_tree(repo: pygit2.Repository, tree: pygit2.Tree | None) -> Polic
             data = tomllib.loads(pyproject)
         except tomllib.TOMLDecodeError as exc:
             raise PolicyError(PYPROJECT, "TOML", str(exc)) from None
-        section = data.get("tool", {}).get("redline")
+        tool = data.get("tool")
+        section = tool.get("redline") if isinstance(tool, dict) else None
         if section is not None:
             return _policy(section, f"{PYPROJECT} [tool.redline]", extra=(PYPROJECT,))
     return Policy(rules=default_rules())

@@ -119,12 +119,35 @@ def _catch_up(repo: pygit2.Repository, ledger: Ledger, current: pygit2.Oid | Non
         for path, blob_id in _walk(repo, new_tree, ""):
             _learn_blob(repo, ledger, path.replace("/", ""), blob_id)
     else:
-        for delta in old_tree.diff_to_tree(new_tree).deltas:
-            for side in (delta.old_file, delta.new_file):
-                ledger.forget(side.path.replace("/", ""))
-            if delta.status != pygit2.enums.DeltaStatus.DELETED:
-                _learn_blob(repo, ledger, delta.new_file.path.replace("/", ""), delta.new_file.id)
+        changed = {
+            side.path.replace("/", "")
+            for delta in old_tree.diff_to_tree(new_tree).deltas
+            for side in (delta.old_file, delta.new_file)
+        }
+        # Forget first, then learn: a note that moved between flat and fanned-out
+        # paths shows as two deltas. An edit is relearned whole, from all its
+        # commits' notes, since its approvals may sit in any of them.
+        again = set(changed)
+        for commit in changed:
+            entry = ledger.entries.get(ledger.by_commit.get(commit, ""))
+            if entry is not None:
+                again.update(entry.commits)
+        for commit in again:
+            ledger.forget(commit)
+        for commit in sorted(again):
+            note_id = _note_id(new_tree, commit)
+            if note_id is not None:
+                _learn_blob(repo, ledger, commit, note_id)
     ledger.notes_commit = str(current) if current else None
+
+
+def _note_id(tree: pygit2.Tree, commit: str) -> pygit2.Oid | None:
+    for path in (f"{commit[:2]}/{commit[2:]}", commit):
+        try:
+            return tree[path].id
+        except KeyError:
+            continue
+    return None
 
 
 def _tree(repo: pygit2.Repository, commit: pygit2.Oid | None) -> pygit2.Tree | None:
@@ -178,7 +201,7 @@ def _read_cache(path: Path) -> Ledger | None:
             for edit, e in data["entries"].items()
         }
         return Ledger(data["notes"], entries, data["by_commit"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 

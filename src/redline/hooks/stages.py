@@ -69,14 +69,14 @@ def range_change(
     return Change(label, base.tree if base is not None else None, new.tree)
 
 
-def _commit(repo: pygit2.Repository, sha: str | None) -> pygit2.Commit | None:
-    if not sha:
+def _commit(repo: pygit2.Repository, rev: str | None) -> pygit2.Commit | None:
+    """A sha or, from ``pre-commit run --from-ref/--to-ref``, any revision (``HEAD``)."""
+    if not rev:
         return None
     try:
-        obj = repo.get(sha)
-    except (ValueError, pygit2.GitError):
+        return repo.revparse_single(rev).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
         return None
-    return obj.peel(pygit2.Commit) if obj is not None else None
 
 
 def _remote_base(repo: pygit2.Repository, tip: pygit2.Commit) -> pygit2.Commit | None:
@@ -101,14 +101,18 @@ def _remote_base(repo: pygit2.Repository, tip: pygit2.Commit) -> pygit2.Commit |
 
 
 def amending() -> bool:
-    """Whether the git process running this hook is ``git commit --amend`` (Linux /proc)."""
+    """Whether the git process running this hook is ``git commit --amend`` (Linux /proc).
+
+    That is the nearest git ancestor, however it was spelt: through an alias
+    (``git ci --amend``) or with the option abbreviated (``--amen``), as git allows.
+    """
     pid = _parent(os.getpid())
     for _ in range(6):
         if pid is None or pid <= 1:
             return False
         args = _cmdline(pid)
-        if args and Path(args[0]).name in ("git", "git.exe") and "commit" in args:
-            return "--amend" in args
+        if args and Path(args[0]).name in ("git", "git.exe"):
+            return any(len(arg) >= 4 and "--amend".startswith(arg) for arg in args[1:])
         pid = _parent(pid)
     return False
 

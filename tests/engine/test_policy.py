@@ -1,0 +1,225 @@
+"""engine.policy: gitignore-style globs and which edit evidence a rule accepts."""
+
+from __future__ import annotations
+
+import pytest
+
+from redline.engine.policy import (
+    DEFAULT_PROTECTED,
+    MATCH_TYPES,
+    Policy,
+    Rule,
+    Violation,
+    default_rules,
+    glob_matches,
+)
+
+# --- globs ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        # ** crosses directories, including none
+        ("migrations/**", "migrations/001.sql", True),
+        ("migrations/**", "migrations/2024/01/001.sql", True),
+        ("migrations/**", "src/migrations/001.sql", False),
+        ("migrations/**", "migrations.sql", False),
+        ("**/*.sql", "001.sql", True),
+        ("**/*.sql", "db/migrations/001.sql", True),
+        ("**/*.sql", "db/migrations/001.sql.bak", False),
+        ("src/**/auth.py", "src/auth.py", True),
+        ("src/**/auth.py", "src/a/b/c/auth.py", True),
+        ("src/**/auth.py", "lib/src/auth.py", False),
+        ("src/**/auth.py", "src/a/b/c/auth.pyc", False),
+        # * stays within one path segment
+        ("src/*.py", "src/app.py", True),
+        ("src/*.py", "src/sub/app.py", False),
+        ("src/*.py", "src/app.pyi", False),
+        ("src/auth*", "src/authz.py", True),
+        ("src/?.py", "src/a.py", True),
+        ("src/?.py", "src/ab.py", False),
+        ("src/[ab].py", "src/b.py", True),
+        ("src/[ab].py", "src/c.py", False),
+        ("src/[!ab].py", "src/c.py", True),
+        ("src/[!ab].py", "src/a.py", False),
+        # a directory pattern covers everything below it
+        ("src/auth", "src/auth/login.py", True),
+        ("src/auth", "src/auth/deep/er/tokens.py", True),
+        ("src/auth", "src/authz/login.py", False),
+        ("src/auth/", "src/auth/login.py", True),
+        ("docs/", "docs/readme.md", True),
+        ("docs/", "site/docs/readme.md", True),  # no inner slash: unanchored
+        ("src/*", "src/sub/deep.py", True),  # matches the directory src/sub
+        # a name without a slash matches at any depth
+        ("*.sql", "001.sql", True),
+        ("*.sql", "db/migrations/001.sql", True),
+        ("*.sql", "db/001.sqlite", False),
+        ("secrets", "secrets", True),
+        ("secrets", "config/secrets", True),
+        ("secrets", "config/secrets/prod.env", True),
+        ("secrets", "config/mysecrets", False),
+        (".redline.toml", "sub/project/.redline.toml", True),
+        # a leading slash anchors a name at the root
+        ("/config.py", "config.py", True),
+        ("/config.py", "src/config.py", False),
+        # regular-expression characters are literal
+        ("a+b.(c)", "a+b.(c)", True),
+        ("a+b.(c)", "aab.(c)", False),
+        ("v1.0/*.txt", "v1x0/a.txt", False),
+    ],
+)
+def test_glob_semantics(pattern: str, path: str, expected: bool) -> None:
+    assert glob_matches(pattern, path) is expected
+
+
+def test_a_rule_covers_a_path_when_any_of_its_globs_matches() -> None:
+    rule = Rule("r", ("migrations/**", "*.sql"), frozenset({"exact"}))
+    assert rule.covers("migrations/x.py")
+    assert rule.covers("db/schema.sql")
+    assert not rule.covers("src/app.py")
+
+
+# --- Policy.check -------------------------------------------------------------------------
+
+
+def minimum(value: float, paths: tuple[str, ...] = ("docs/**",)) -> Policy:
+    return Policy(rules=(Rule("docs rule", paths, None, value),))
+
+
+def test_confidence_equal_to_the_minimum_passes() -> None:
+    assert minimum(0.9).check("docs/a.md", "fuzzy", 0.9) == []
+    assert minimum(0.9925).check("docs/a.md", "fuzzy", 0.9925) == []
+
+
+def test_confidence_just_below_the_minimum_fails() -> None:
+    [violation] = minimum(0.9).check("docs/a.md", "fuzzy", 0.8999)
+    assert violation == Violation(
+        "docs rule", "docs/a.md", "confidence 0.8999 is below the minimum 0.9"
+    )
+
+
+def test_confidence_above_the_minimum_passes() -> None:
+    assert minimum(0.9).check("docs/a.md", "line_fuzzy", 0.9001) == []
+
+
+def test_a_minimum_of_zero_accepts_any_confidence() -> None:
+    assert minimum(0.0).check("docs/a.md", "fuzzy", 0.0) == []
+
+
+def test_a_minimum_of_one_accepts_only_full_confidence() -> None:
+    policy = minimum(1.0)
+    assert len(policy.check("docs/a.md", "trailing_newline", 0.99)) == 1
+    assert policy.check("docs/a.md", "whitespace", 1.0) == []
+
+
+def test_require_as_one_match_type() -> None:
+    policy = Policy(rules=(Rule("m", ("migrations/**",), frozenset({"whitespace"})),))
+    assert policy.check("migrations/1.sql", "whitespace", 0.95) == []
+    [violation] = policy.check("migrations/1.sql", "fuzzy", 0.99)
+    assert violation.rule == "m"
+    assert violation.path == "migrations/1.sql"
+    assert violation.reason == "match_type fuzzy is not one of: whitespace"
+
+
+def test_require_as_a_list_of_match_types() -> None:
+    allowed = frozenset({"trailing_newline", "punctuation", "whitespace"})
+    policy = Policy(rules=(Rule("m", ("migrations/**",), allowed),))
+    for match_type in allowed:
+        assert policy.check("migrations/1.sql", match_type, 0.9) == []
+    [violation] = policy.check("migrations/1.sql", "line_fuzzy", 0.97)
+    assert violation.reason == (
+        "match_type line_fuzzy is not one of: punctuation, trailing_newline, whitespace"
+    )
+
+
+def test_require_and_minimum_together() -> None:
+    policy = Policy(rules=(Rule("m", ("m/**",), frozenset({"fuzzy"}), 0.95),))
+    assert policy.check("m/a", "fuzzy", 0.95) == []
+    [low] = policy.check("m/a", "fuzzy", 0.94)
+    assert "below the minimum 0.95" in low.reason
+    [wrong] = policy.check("m/a", "whitespace", 0.99)
+    assert "match_type whitespace" in wrong.reason
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        Rule("require fuzzy", ("**",), frozenset({"fuzzy"})),
+        Rule("require whitespace", ("**",), frozenset({"whitespace"})),
+        Rule("minimum 1", ("**",), None, 1.0),
+        Rule("both", ("**",), frozenset({"line_fuzzy"}), 1.0),
+    ],
+)
+def test_exact_edits_always_pass(rule: Rule) -> None:
+    policy = Policy(rules=(rule, *default_rules()))
+    assert policy.check("migrations/001.sql", "exact", 1.0) == []
+    assert policy.check(".redline.toml", "exact", 1.0) == []
+
+
+def test_an_exact_label_below_full_confidence_is_still_checked() -> None:
+    policy = Policy(rules=(Rule("m", ("**",), None, 1.0),))
+    assert len(policy.check("a.py", "exact", 0.5)) == 1
+
+
+def test_unprotected_paths_pass_whatever_the_evidence() -> None:
+    policy = Policy(rules=(Rule("m", ("migrations/**",), frozenset({"exact"}), 1.0),))
+    for match_type in MATCH_TYPES:
+        assert policy.check("src/app.py", match_type, 0.01) == []
+
+
+def test_every_rule_that_covers_the_path_reports() -> None:
+    policy = Policy(
+        rules=(
+            Rule("one", ("migrations/**",), frozenset({"exact"})),
+            Rule("two", ("*.sql",), None, 0.999),
+            Rule("three", ("docs/**",), frozenset({"exact"})),
+        )
+    )
+    found = policy.check("migrations/001.sql", "fuzzy", 0.99)
+    assert [v.rule for v in found] == ["one", "two"]
+
+
+def test_an_empty_policy_passes_everything() -> None:
+    assert Policy().check(".redline.toml", "fuzzy", 0.1) == []
+
+
+# --- defaults -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".redline.toml",
+        ".pre-commit-config.yaml",
+        ".pre-commit-hooks.yaml",
+        ".githooks/pre-commit",
+        ".husky/pre-push",
+        "sub/project/.redline.toml",
+    ],
+)
+def test_default_rules_protect_the_policy_and_hook_files(path: str) -> None:
+    policy = Policy(rules=default_rules())
+    [violation] = policy.check(path, "fuzzy", 0.99)
+    assert violation.rule == "default (policy and hook files)"
+    assert violation.reason == "match_type fuzzy is not one of: exact"
+    # even a near-exact tolerance needs review there
+    assert policy.check(path, "trailing_newline", 0.99)
+    assert policy.check(path, "exact", 1.0) == []
+
+
+def test_default_rules_leave_other_files_alone() -> None:
+    policy = Policy(rules=default_rules())
+    assert policy.check("src/app.py", "fuzzy", 0.81) == []
+    assert policy.check("pyproject.toml", "fuzzy", 0.81) == []
+
+
+def test_default_rules_take_extra_paths() -> None:
+    policy = Policy(rules=default_rules(("pyproject.toml",)))
+    assert policy.check("pyproject.toml", "fuzzy", 0.99)
+    assert set(DEFAULT_PROTECTED) <= set(policy.rules[0].paths)
+
+
+def test_the_default_policy_reviews() -> None:
+    assert Policy().action == "review"
+    assert Policy().source == "defaults"

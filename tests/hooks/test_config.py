@@ -1,0 +1,322 @@
+"""hooks.config: the policy from ``.redline.toml`` or ``[tool.redline]``, and its errors.
+
+The policy is read from a committed tree (never the worktree), so the file
+cases build real commits with git. Every invalid policy must be refused with a
+message that names the file and the key, and says what to do.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from gitmode_fixtures import make_repo
+from redline.engine.policy import Policy, default_rules
+from redline.hooks.config import PolicyError, parse_policy, policy_from_tree
+
+DEFAULTS = default_rules()
+
+
+def tree_of(repo: Path) -> pygit2.Tree:
+    git_repo = pygit2.Repository(str(repo))
+    return git_repo.head.peel(pygit2.Commit).tree
+
+
+def policy_in(tmp_path: Path, files: dict[str, str | bytes]) -> Policy:
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n", **files})
+    return policy_from_tree(pygit2.Repository(str(repo)), tree_of(repo))
+
+
+def error_in(text: str, source: str = ".redline.toml") -> PolicyError:
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(text, source)
+    return caught.value
+
+
+# --- where the policy comes from ----------------------------------------------------------
+
+
+def test_no_policy_file_gives_the_defaults(tmp_path: Path) -> None:
+    policy = policy_in(tmp_path, {})
+    assert policy == Policy(rules=DEFAULTS)
+    assert policy.action == "review"
+    assert policy.check(".redline.toml", "fuzzy", 0.99)
+    assert policy.check(".pre-commit-config.yaml", "fuzzy", 0.99)
+    assert policy.check("src/app.py", "fuzzy", 0.5) == []
+
+
+def test_an_unborn_branch_gives_the_defaults(tmp_path: Path) -> None:
+    repo = pygit2.init_repository(str(tmp_path / "empty"))
+    assert policy_from_tree(repo, None) == Policy(rules=DEFAULTS)
+
+
+def test_redline_toml(tmp_path: Path) -> None:
+    policy = policy_in(
+        tmp_path,
+        {
+            ".redline.toml": (
+                '[guard]\naction = "reject"\n\n'
+                '[[guard.protect]]\npaths = ["migrations/**", "src/auth/**"]\nrequire = "exact"\n\n'
+                '[[guard.protect]]\npaths = ["docs/**"]\nmin_confidence = 0.8\n'
+            )
+        },
+    )
+    assert policy.action == "reject"
+    assert policy.source == ".redline.toml"
+    assert policy.rules[0] == DEFAULTS[0]
+    migrations, docs = policy.rules[1:]
+    assert migrations.name == "guard.protect[1] (migrations/**, src/auth/**)"
+    assert migrations.paths == ("migrations/**", "src/auth/**")
+    assert migrations.require == frozenset({"exact"})
+    assert migrations.min_confidence is None
+    assert docs.name == "guard.protect[2] (docs/**)"
+    assert docs.require is None
+    assert docs.min_confidence == 0.8
+    assert policy.check("src/auth/login.py", "whitespace", 0.95)
+    assert policy.check("docs/a.md", "fuzzy", 0.8) == []
+    assert policy.check("docs/a.md", "fuzzy", 0.79)
+    assert policy.check(".redline.toml", "fuzzy", 0.99)  # still protected by default
+
+
+def test_a_policy_file_in_the_worktree_only_is_not_read(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    (repo / ".redline.toml").write_text('[guard]\naction = "reject"\n')
+    policy = policy_from_tree(pygit2.Repository(str(repo)), tree_of(repo))
+    assert policy == Policy(rules=DEFAULTS)
+
+
+def test_tool_redline_in_pyproject(tmp_path: Path) -> None:
+    policy = policy_in(
+        tmp_path,
+        {
+            "pyproject.toml": (
+                '[project]\nname = "demo"\n\n'
+                '[tool.redline.guard]\naction = "review"\n\n'
+                '[[tool.redline.guard.protect]]\npaths = "migrations/**"\n'
+                'require = ["exact", "whitespace"]\n'
+            )
+        },
+    )
+    assert policy.source == "pyproject.toml [tool.redline]"
+    [default, rule] = policy.rules
+    assert rule.paths == ("migrations/**",)
+    assert rule.require == frozenset({"exact", "whitespace"})
+    assert "pyproject.toml" in default.paths
+    # pyproject.toml now holds the policy, so it is protected by default
+    [violation] = policy.check("pyproject.toml", "fuzzy", 0.99)
+    assert violation.rule == "default (policy and hook files)"
+    assert policy.check("migrations/1.sql", "whitespace", 0.95) == []
+    assert policy.check("migrations/1.sql", "fuzzy", 0.99)
+
+
+def test_pyproject_without_tool_redline_gives_the_defaults(tmp_path: Path) -> None:
+    policy = policy_in(
+        tmp_path, {"pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff]\nline-length = 100\n'}
+    )
+    assert policy == Policy(rules=DEFAULTS)
+    assert policy.check("pyproject.toml", "fuzzy", 0.99) == []
+
+
+def test_redline_toml_wins_over_pyproject(tmp_path: Path) -> None:
+    policy = policy_in(
+        tmp_path,
+        {
+            ".redline.toml": '[guard]\naction = "reject"\n',
+            "pyproject.toml": '[tool.redline.guard]\naction = "review"\n',
+        },
+    )
+    assert policy.source == ".redline.toml"
+    assert policy.action == "reject"
+
+
+def test_a_broken_pyproject_is_reported(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": "[tool.redline\n"})
+    with pytest.raises(PolicyError) as caught:
+        policy_from_tree(pygit2.Repository(str(repo)), tree_of(repo))
+    assert str(caught.value).startswith("invalid guard policy in pyproject.toml: TOML: ")
+
+
+def test_a_broken_section_in_pyproject_names_it(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "repo", {"pyproject.toml": '[tool.redline.guard]\naction = "block"\n'}
+    )
+    with pytest.raises(PolicyError) as caught:
+        policy_from_tree(pygit2.Repository(str(repo)), tree_of(repo))
+    message = str(caught.value)
+    assert message.startswith("invalid guard policy in pyproject.toml [tool.redline]: guard.action")
+    assert "'block'" in message
+
+
+def test_a_tool_redline_that_is_not_a_table_is_refused(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": '[tool]\nredline = "on"\n'})
+    with pytest.raises(PolicyError) as caught:
+        policy_from_tree(pygit2.Repository(str(repo)), tree_of(repo))
+    assert str(caught.value).startswith(
+        "invalid guard policy in pyproject.toml [tool.redline]: top level: must be a table"
+    )
+
+
+def test_a_pyproject_whose_tool_is_not_a_table_has_no_policy(tmp_path: Path) -> None:
+    policy = policy_in(tmp_path, {"pyproject.toml": 'tool = "none"\n'})
+    assert policy == Policy(rules=DEFAULTS)
+
+
+def test_an_empty_policy_file_gives_the_defaults_from_that_file() -> None:
+    policy = parse_policy("", ".redline.toml")
+    assert policy.rules == DEFAULTS
+    assert policy.action == "review"
+    assert policy.source == ".redline.toml"
+
+
+# --- validation: every error names the file and the key --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "problem"),
+    [
+        ("[guard\n", "TOML", ""),
+        ('guard = "strict"\n', "guard", "must be a table"),
+        ('[policy]\naction = "review"\n', "policy", "unknown key; only [guard] is read"),
+        (
+            '[guard]\nmode = "review"\n',
+            "guard.mode",
+            "unknown key; use action and [[guard.protect]]",
+        ),
+        (
+            '[guard]\naction = "block"\n',
+            "guard.action",
+            "must be one of review, reject (got 'block')",
+        ),
+        ("[guard]\naction = 1\n", "guard.action", "must be one of review, reject (got 1)"),
+        ('[guard]\nprotect = "migrations/**"\n', "guard.protect", "must be an array of tables"),
+        ("[guard]\nprotect = [1]\n", "guard.protect[1]", "must be a table"),
+        (
+            '[[guard.protect]]\npaths = ["a"]\nrequire = "exact"\npath = "b"\n',
+            "guard.protect[1].path",
+            "unknown key; use paths, require, min_confidence",
+        ),
+        (
+            '[[guard.protect]]\npaths = ["a"]\nrequire = "exact"\n\n'
+            '[[guard.protect]]\npaths = ["b"]\nrequire = "exactly"\n',
+            "guard.protect[2].require",
+            "unknown match type 'exactly'; use exact, trailing_newline",
+        ),
+        (
+            '[[guard.protect]]\npaths = ["a"]\nrequire = ["exact", "levenshtein"]\n',
+            "guard.protect[1].require",
+            "unknown match type 'levenshtein'",
+        ),
+        (
+            '[[guard.protect]]\npaths = ["a"]\nrequire = []\n',
+            "guard.protect[1].require",
+            "must be a match type or a list of them",
+        ),
+        (
+            '[[guard.protect]]\npaths = ["a"]\nrequire = 1\n',
+            "guard.protect[1].require",
+            "must be a match type or a list of them",
+        ),
+        (
+            '[[guard.protect]]\npaths = ["a"]\nrequire = ["exact", 2]\n',
+            "guard.protect[1].require",
+            "must be a match type or a list of them",
+        ),
+        (
+            '[[guard.protect]]\npaths = ["a"]\nmin_confidence = 1.5\n',
+            "guard.protect[1].min_confidence",
+            "must be a number from 0 to 1 (got 1.5)",
+        ),
+        (
+            '[[guard.protect]]\npaths = ["a"]\nmin_confidence = -0.1\n',
+            "guard.protect[1].min_confidence",
+            "must be a number from 0 to 1 (got -0.1)",
+        ),
+        (
+            '[[guard.protect]]\npaths = ["a"]\nmin_confidence = "0.8"\n',
+            "guard.protect[1].min_confidence",
+            "must be a number from 0 to 1 (got '0.8')",
+        ),
+        (
+            '[[guard.protect]]\npaths = ["a"]\nmin_confidence = true\n',
+            "guard.protect[1].min_confidence",
+            "must be a number from 0 to 1 (got True)",
+        ),
+        (
+            '[[guard.protect]]\npaths = ["a"]\nmin_confidence = nan\n',
+            "guard.protect[1].min_confidence",
+            "must be a number from 0 to 1 (got nan)",
+        ),
+        (
+            '[[guard.protect]]\npaths = ["migrations/**"]\n',
+            "guard.protect[1]",
+            "says neither require nor min_confidence",
+        ),
+        (
+            '[[guard.protect]]\npaths = []\nrequire = "exact"\n',
+            "guard.protect[1].paths",
+            "must be a glob or a non-empty list of globs",
+        ),
+        (
+            '[[guard.protect]]\npaths = ""\nrequire = "exact"\n',
+            "guard.protect[1].paths",
+            "must be a glob or a non-empty list of globs",
+        ),
+        (
+            '[[guard.protect]]\nrequire = "exact"\n',
+            "guard.protect[1].paths",
+            "must be a glob or a non-empty list of globs",
+        ),
+        (
+            '[[guard.protect]]\npaths = ["a", 3]\nrequire = "exact"\n',
+            "guard.protect[1].paths",
+            "must be a glob or a non-empty list of globs",
+        ),
+        (
+            '[[guard.protect]]\npaths = ["a", ""]\nrequire = "exact"\n',
+            "guard.protect[1].paths",
+            "must be a glob or a non-empty list of globs",
+        ),
+        (
+            '[[guard.protect]]\npaths = 7\nrequire = "exact"\n',
+            "guard.protect[1].paths",
+            "must be a glob or a non-empty list of globs",
+        ),
+    ],
+)
+def test_invalid_policies_are_refused_naming_the_key(text: str, where: str, problem: str) -> None:
+    error = error_in(text)
+    message = str(error)
+    assert error.source == ".redline.toml"
+    assert error.where == where
+    assert problem in error.problem
+    assert message.startswith(f"invalid guard policy in .redline.toml: {where}: ")
+    assert "Fix the file and retry" in message
+
+
+def test_bad_toml_reports_the_parser_position() -> None:
+    error = error_in('[guard]\naction = "review\n')
+    assert error.where == "TOML"
+    assert "line 2" in error.problem
+
+
+def test_unknown_top_level_keys_are_all_named() -> None:
+    error = error_in('guards = 1\nprotect = 2\n[guard]\naction = "review"\n')
+    assert error.where == "guards, protect"
+
+
+@pytest.mark.parametrize("value", ["0", "1", "0.5", "1.0", "0.0"])
+def test_min_confidence_takes_numbers_from_zero_to_one(value: str) -> None:
+    policy = parse_policy(f'[[guard.protect]]\npaths = ["a"]\nmin_confidence = {value}\n', "p")
+    assert policy.rules[-1].min_confidence == float(value)
+    assert isinstance(policy.rules[-1].min_confidence, float)
+
+
+def test_require_as_a_string_or_a_list() -> None:
+    one = parse_policy('[[guard.protect]]\npaths = "a/**"\nrequire = "whitespace"\n', "p")
+    many = parse_policy(
+        '[[guard.protect]]\npaths = ["a/**"]\nrequire = ["whitespace", "punctuation"]\n', "p"
+    )
+    assert one.rules[-1].require == frozenset({"whitespace"})
+    assert many.rules[-1].require == frozenset({"whitespace", "punctuation"})

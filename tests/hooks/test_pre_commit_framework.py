@@ -1,0 +1,166 @@
+"""The guard through the real pre-commit framework (``.pre-commit-hooks.yaml``).
+
+``pre-commit try-repo <this project> redline-guard`` clones the project, builds
+a virtualenv and pip-installs redline from it, exactly as a user's
+``.pre-commit-config.yaml`` entry would, then runs the hook in a user
+repository. One pre-commit store (and pip cache) serves the whole module; HOME
+stays empty, so every cache location is set explicitly.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from guard_fixtures import Flagged, flagged_edit, redline, user_repo
+
+from gitmode_fixtures import git
+
+pytestmark = pytest.mark.slow
+
+PROJECT = Path(__file__).resolve().parents[2]
+HOOK_ID = "redline-guard"
+TIMEOUT = 600  # builds a virtualenv and installs redline with its dependencies
+
+
+def pre_commit() -> list[str]:
+    """How to run pre-commit: the ``pre-commit`` script, or its module when only the
+    package is installed (e.g. a pyenv without rehashed shims)."""
+    found = shutil.which("pre-commit")
+    if found is not None:
+        return [found]
+    if importlib.util.find_spec("pre_commit") is not None:
+        return [sys.executable, "-m", "pre_commit"]
+    pytest.skip(
+        "pre-commit is not installed; install the dev extras (pip install -e '.[dev]') "
+        "to run these tests — they never install it themselves"
+    )
+
+
+def tracked_changes(root: Path) -> bool:
+    return bool(git(root, "status", "--porcelain", "--untracked-files=no").strip())
+
+
+@pytest.fixture(scope="module")
+def project() -> Path:
+    """This project as a hook repository: a git repository with the manifest committed."""
+    if not (PROJECT / ".git").exists():
+        pytest.skip(f"{PROJECT} is not a git repository; try-repo needs one")
+    listed = subprocess.run(
+        ["git", "ls-files", "--error-unmatch", ".pre-commit-hooks.yaml"],
+        cwd=PROJECT,
+        capture_output=True,
+        timeout=60,
+    )
+    if listed.returncode != 0:
+        pytest.skip(".pre-commit-hooks.yaml is not committed; try-repo reads committed files")
+    return PROJECT
+
+
+@pytest.fixture(scope="module")
+def caches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """One pre-commit store, pip cache and virtualenv app data for the module.
+
+    pre-commit asks ``cargo --version`` while loading its languages; where cargo is
+    a rustup proxy, that would create ``$HOME/.rustup`` — so rustup gets a home here.
+    """
+    root = tmp_path_factory.mktemp("pre-commit-caches")
+    return {
+        "PRE_COMMIT_HOME": str(root / "pre-commit"),
+        "XDG_CACHE_HOME": str(root / "cache"),
+        "XDG_DATA_HOME": str(root / "data"),
+        "RUSTUP_HOME": str(root / "rustup"),
+        "CARGO_HOME": str(root / "cargo"),
+    }
+
+
+def try_repo(
+    repo: Path, hook_repo: Path, caches: dict[str, str], *extra: str
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **caches}
+    return subprocess.run(
+        [*pre_commit(), "try-repo", str(hook_repo), HOOK_ID, "--verbose", *extra],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+
+
+def output(proc: subprocess.CompletedProcess[str]) -> str:
+    return proc.stdout + proc.stderr
+
+
+def assert_refused(proc: subprocess.CompletedProcess[str], f: Flagged) -> None:
+    text = output(proc)
+    assert proc.returncode == 1, text
+    assert "redline guard" in text and "Failed" in text, text
+    assert "redline guard: refused — 1 flagged edit not yet approved" in text, text
+    assert f"edit {f.edit} (commit {f.commit[:12]})" in text, text
+    assert f"`redline approve {f.edit}`" in text, text
+
+
+def assert_passed(proc: subprocess.CompletedProcess[str]) -> None:
+    text = output(proc)
+    assert proc.returncode == 0, text
+    assert "Passed" in text, text
+    assert "refused" not in text, text
+
+
+def test_try_repo_refuses_a_staged_flagged_edit_until_approved(
+    tmp_path: Path, project: Path, caches: dict[str, str]
+) -> None:
+    repo = user_repo(tmp_path / "repo")
+    f = flagged_edit(repo)
+    git(repo, "merge", "--squash", f.branch)
+
+    proc = try_repo(repo, project, caches)
+    assert_refused(proc, f)
+    if tracked_changes(project):
+        # try-repo commits the project's uncommitted changes into a shadow clone
+        assert "Creating temporary repo with uncommitted changes" in output(proc)
+
+    redline(repo, "approve", f.edit, check=True)
+    assert_passed(try_repo(repo, project, caches))
+
+
+def test_try_repo_pre_push_stage_checks_the_pushed_range(
+    tmp_path: Path, project: Path, caches: dict[str, str]
+) -> None:
+    repo = user_repo(tmp_path / "repo")
+    f = flagged_edit(repo)
+    git(repo, "merge", "--squash", f.branch)
+    git(repo, "commit", "-q", "--no-verify", "-m", "sneaky")
+    push = ("--hook-stage", "pre-push", "--from-ref", f.base, "--to-ref", "HEAD")
+
+    assert_refused(try_repo(repo, project, caches, *push), f)
+    redline(repo, "approve", f.commit, check=True)
+    assert_passed(try_repo(repo, project, caches, *push))
+
+
+def test_try_repo_uses_uncommitted_changes_of_the_hook_repository(
+    tmp_path: Path, project: Path, caches: dict[str, str]
+) -> None:
+    clone = tmp_path / "redline-clone"
+    git(tmp_path, "clone", "-q", "--no-hardlinks", str(project), str(clone))
+    manifest = clone / ".pre-commit-hooks.yaml"
+    text = manifest.read_text()
+    assert "name: redline guard\n" in text
+    manifest.write_text(
+        text.replace("name: redline guard\n", "name: redline guard (uncommitted)\n")
+    )
+    assert tracked_changes(clone)
+
+    repo = user_repo(tmp_path / "repo")
+    f = flagged_edit(repo)
+    git(repo, "merge", "--squash", f.branch)
+    proc = try_repo(repo, clone, caches)
+    assert "Creating temporary repo with uncommitted changes" in output(proc)
+    assert "redline guard (uncommitted)" in output(proc)
+    assert_refused(proc, f)

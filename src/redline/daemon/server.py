@@ -168,6 +168,9 @@ class Server:
                 if notification
                 else protocol.error(request_id, err.code, err.message, err.data)
             )
+        if method in ("apply", "approve"):
+            # After the answer, on the same worker: the next request waits behind it.
+            asyncio.get_running_loop().run_in_executor(self.worker, self.service.refresh_ledger)
         return None if notification else protocol.response(request_id, result)
 
 

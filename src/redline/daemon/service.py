@@ -21,6 +21,7 @@ from redline.gitops import session as sessions
 from redline.gitops.apply import SessionApplier, recover
 from redline.gitops.errors import GitModeError, SessionError
 from redline.gitops.repo import main_repository
+from redline.hooks import ledger
 from redline.hooks.approve import approve
 from redline.hooks.config import policy_from_tree
 
@@ -142,6 +143,13 @@ class Service:
         if isinstance(request, EditRequest):
             self._hints.setdefault(name, FailureHints()).observe(request.path, turn, result)
         return result.to_dict()
+
+    def refresh_ledger(self) -> None:
+        """Bring the guard's ledger cache up to date while idle, so hooks find it warm."""
+        try:
+            ledger.load(self.repo)
+        except Exception:  # a cache is an optimisation; the hook rebuilds it if needed
+            log.exception("could not refresh the review ledger")
 
     def approve(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         edits = params.get("edits")

@@ -66,7 +66,7 @@ def blocked(
         return []
     found: list[Blocked] = []
     for entry in ledger.entries.values():
-        if entry.approved:
+        if entry.approved or not any(op.path in changed for op in entry.operations):
             continue
         flags = [f for f in flagged_operations(entry, policy) if f[0].path in changed]
         if not flags:

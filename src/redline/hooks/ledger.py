@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,11 @@ from redline.gitops import notes
 from redline.gitops.repo import common_dir
 
 VERSION = 1
+# Only notes with a tolerant match, a confidence below 1 or a flag enter the
+# ledger; this finds the rest without parsing their JSON (most notes are exact).
+_MAYBE_TOLERANT = re.compile(
+    rb'"match_type":\s*"(?!exact")|"confidence":\s*0|"verdict":\s*"flagged"'
+)
 
 
 @dataclass
@@ -175,8 +181,8 @@ def _walk(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> list[tuple
 
 def _learn_blob(repo: pygit2.Repository, ledger: Ledger, commit: str, blob_id: pygit2.Oid) -> None:
     blob = repo.get(blob_id)
-    if not isinstance(blob, pygit2.Blob):
-        return
+    if not isinstance(blob, pygit2.Blob) or not _MAYBE_TOLERANT.search(blob.data):
+        return  # an exact-only, unflagged note never enters the ledger: skip parsing it
     try:
         note = json.loads(blob.data)
     except ValueError:

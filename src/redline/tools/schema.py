@@ -21,6 +21,7 @@ from pydantic import (
 from redline.engine.edit import DEFAULT_THRESHOLD, EditItem, EditRequest
 from redline.engine.errors import RequestError
 from redline.engine.patch import PatchRequest
+from redline.engine.result import Status
 
 Threshold = Annotated[float, Field(gt=0.0, le=1.0, strict=False)]
 
@@ -103,17 +104,7 @@ class CommitModel(_Wire):
 
 
 class ResultModel(_Wire):
-    status: Literal[
-        "applied",
-        "no_change",
-        "no_match",
-        "ambiguous",
-        "invalid",
-        "rejected",
-        "partially_applied",
-        "failed",
-        "validation_failed",
-    ]
+    status: Status
     path: str | None = None
     match_type: str | None = None
     confidence: float | None = None

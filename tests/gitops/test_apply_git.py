@@ -548,3 +548,21 @@ def test_notes_of_several_sessions_share_the_ledger(repo: Path) -> None:
     assert (Path(s1.worktree) / "b.py").read_text() == "VALUE = 10\n"
     assert (Path(s2.worktree) / "b.py").read_text() == "VALUE = 20\n"
     assert len(git(repo, "notes", "--ref=redline", "list").splitlines()) == 2
+
+
+def test_external_changes_seen_by_a_dry_run_are_committed_by_the_next_request(
+    repo: Path, session: tuple[SessionApplier, Session]
+) -> None:
+    applier, sess = session
+    wt = Path(sess.worktree)
+    apply(applier, edit("b.py", "VALUE = 1", "VALUE = 2"))  # the first request walks everything
+    applier.dirty.watched = True  # from here on only the watcher's paths are looked at
+    (wt / "c.txt").write_text("alpha\nBETA\ngamma\n")
+    applier.dirty.add("c.txt")
+    dry = apply(applier, edit("b.py", "VALUE = 2", "VALUE = 3"), dry_run=True)
+    assert dry["status"] == "applied" and dry["commits"] == []
+    # The watcher will not report c.txt again; the next request must still commit it.
+    result = apply(applier, edit("a.py", "Hello", "Hi"))
+    assert [c["source"] for c in result["commits"]] == ["external", "agent"]
+    assert result["commits"][0]["paths"] == ["c.txt"]
+    assert porcelain(wt) == ""

@@ -115,10 +115,30 @@ class SessionApplier:
     # -- the request -------------------------------------------------------------
 
     def apply(self, request: Request, model: str | None = None, dry_run: bool = False) -> Result:
-        request_id = secrets.token_hex(6)
         tip, tree = self._tip()
         external = self._external_changes(tree, _target_paths(self.root, request))
-        commits: list[CommitInfo] = []
+        published = False
+        try:
+            result, published = self._apply(request, model, dry_run, tip, tree, external)
+        finally:
+            if external and not published:
+                # Not committed this time (a dry run, a refusal, an error): the next
+                # snapshot must look at these paths again.
+                for path in external:
+                    self.dirty.add(path)
+        return result
+
+    def _apply(
+        self,
+        request: Request,
+        model: str | None,
+        dry_run: bool,
+        tip: pygit2.Oid,
+        tree: pygit2.Tree,
+        external: dict[str, Entry | None],
+    ) -> tuple[Result, bool]:
+        """The result, and whether the external changes were committed."""
+        request_id = secrets.token_hex(6)
         chain: list[tuple[pygit2.Oid, _Group]] = []
         if external and not dry_run:
             group = self._external_group(request_id, external)
@@ -130,17 +150,17 @@ class SessionApplier:
         except RedlineError as exc:
             refused = Result("rejected", error=f"{exc} — no edit is applied until it is fixed")
             refused.session = self.session.name
-            return refused
+            return refused, False
         result, groups = self._plan(request, snapshot, request_id, model)
         result.session = self.session.name
         result.dry_run = dry_run
         if dry_run:
-            return result
+            return result, False
         for group in groups:
             tip, tree = self._commit(tip, tree, group)
             chain.append((tip, group))
         if not chain:
-            return result
+            return result, False
         if groups:
             if self.before_write is not None:
                 self.before_write()
@@ -152,14 +172,13 @@ class SessionApplier:
                 refused.session = self.session.name
                 result, groups = refused, []
                 if not chain:
-                    return result
+                    return result, False
         self._publish(request_id, chain, external, groups)
-        for oid, group in chain:
-            commits.append(
-                CommitInfo(str(oid), group.note["edit"], group.paths, group.note["source"])
-            )
-        result.commits = [c.__dict__ for c in commits]
-        return result
+        result.commits = [
+            CommitInfo(str(oid), g.note["edit"], g.paths, g.note["source"]).__dict__
+            for oid, g in chain
+        ]
+        return result, True
 
     def _tip(self) -> tuple[pygit2.Oid, pygit2.Tree]:
         target = notes.ref_target(self.repo, self.session.branch)

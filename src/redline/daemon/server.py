@@ -20,6 +20,7 @@ from redline.daemon.service import Service, error_for
 
 log = logging.getLogger("redline.daemon")
 _TOO_LARGE = object()
+LEDGER_REFRESH_DELAY = 1.0  # seconds without apply or approve before the ledger refresh
 
 
 class Server:
@@ -41,6 +42,7 @@ class Server:
         self._connections = 0
         self._last_activity = time.monotonic()
         self._stopping: asyncio.Event | None = None
+        self._refresh: asyncio.TimerHandle | None = None
 
     async def run_on_worker(self, fn: Callable[[], Any]) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.worker, fn)
@@ -62,6 +64,8 @@ class Server:
         async with server:
             await self._stopping.wait()
         idle.cancel()
+        if self._refresh is not None:
+            self._refresh.cancel()
         self.worker.shutdown(wait=True)
         log.info("stopped")
 
@@ -169,9 +173,22 @@ class Server:
                 else protocol.error(request_id, err.code, err.message, err.data)
             )
         if method in ("apply", "approve"):
-            # After the answer, on the same worker: the next request waits behind it.
-            asyncio.get_running_loop().run_in_executor(self.worker, self.service.refresh_ledger)
+            self._refresh_when_quiet()
         return None if notification else protocol.response(request_id, result)
+
+    def _refresh_when_quiet(self) -> None:
+        """Refresh the guard's ledger once requests pause, so hooks find it warm.
+
+        Done when quiet rather than after each request: a burst of edits pays
+        nothing, and the catch-up covers all of them at once.
+        """
+        loop = asyncio.get_running_loop()
+        if self._refresh is not None:
+            self._refresh.cancel()
+        self._refresh = loop.call_later(
+            LEDGER_REFRESH_DELAY,
+            lambda: loop.run_in_executor(self.worker, self.service.refresh_ledger),
+        )
 
 
 def _valid_id(value: Any) -> bool:

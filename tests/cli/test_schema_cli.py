@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from redline.cli.main import cli
-from redline.tools.schema import ResultModel, json_schema
+from redline.tools.schema import RESULT, json_schema
 
 
 def _redline_script() -> str:
@@ -118,7 +118,7 @@ def test_result_schema_names_its_fields(schema: dict[str, Any]) -> None:
 
 def test_schema_is_what_the_models_say(schema: dict[str, Any]) -> None:
     assert schema == json_schema()
-    assert schema["result"] == ResultModel.model_json_schema()
+    assert schema["result"] == RESULT.json_schema()
 
 
 def test_schema_output_is_stable() -> None:
@@ -174,8 +174,8 @@ def test_real_results_validate_against_the_result_model(
     assert len(lines) == len(REQUESTS) + 1
     statuses = []
     for text in lines:
-        model = ResultModel.model_validate(json.loads(text))
-        assert ResultModel.model_validate_json(text) == model
+        model = RESULT.validate_python(json.loads(text))
+        assert RESULT.validate_json(text) == model
         statuses.append(model.status)
     assert statuses == [
         "applied",

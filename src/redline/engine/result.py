@@ -64,6 +64,16 @@ class HunkReport:
     matched_text: str
 
 
+@dataclass(frozen=True)
+class Commit:
+    """Git mode: one commit per file group (external changes come first)."""
+
+    commit: str
+    edit: str
+    paths: list[str]
+    source: Literal["agent", "external"]
+
+
 @dataclass
 class Result:
     status: Status
@@ -83,7 +93,7 @@ class Result:
     hunks: list[HunkReport] = field(default_factory=list)
     dry_run: bool = False  # computed only: nothing was written
     session: str | None = None  # git mode: the session the request ran in
-    commits: list[dict[str, Any]] = field(default_factory=list)  # git mode: one per file group
+    commits: list[Commit] = field(default_factory=list)  # git mode: one per file group
     flags: list[dict[str, str]] = field(default_factory=list)  # guard rules the edit broke
 
     @property

@@ -23,7 +23,7 @@ from redline.engine.patch import PatchRequest, apply_patch, changed_after_planni
 from redline.engine.patch_parse import parse_patch
 from redline.engine.patch_plan import FileChange
 from redline.engine.policy import Policy
-from redline.engine.result import Result
+from redline.engine.result import Commit, Result
 from redline.gitops import journal, notes
 from redline.gitops.index import IndexPatcher
 from redline.gitops.repo import NOTES_REF, Layout, signature
@@ -39,14 +39,6 @@ from redline.gitops.worktree import (
 )
 
 Request = EditRequest | PatchRequest
-
-
-@dataclass(frozen=True)
-class CommitInfo:
-    commit: str
-    edit: str
-    paths: list[str]
-    source: str  # "agent" or "external"
 
 
 @dataclass
@@ -175,8 +167,7 @@ class SessionApplier:
                     return result, False
         self._publish(request_id, chain, external, groups)
         result.commits = [
-            CommitInfo(str(oid), g.note["edit"], g.paths, g.note["source"]).__dict__
-            for oid, g in chain
+            Commit(str(oid), g.note["edit"], g.paths, g.note["source"]) for oid, g in chain
         ]
         return result, True
 

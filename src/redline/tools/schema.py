@@ -21,7 +21,7 @@ from pydantic import (
 from redline.engine.edit import DEFAULT_THRESHOLD, EditItem, EditRequest
 from redline.engine.errors import RequestError
 from redline.engine.patch import PatchRequest
-from redline.engine.result import Status
+from redline.engine.result import Result
 
 Threshold = Annotated[float, Field(gt=0.0, le=1.0, strict=False)]
 
@@ -62,67 +62,9 @@ class ApplyPatchRequestModel(_Wire):
 RequestModel = Annotated[EditRequestModel | ApplyPatchRequestModel, Field(discriminator="tool")]
 
 
-class MatchModel(_Wire):
-    match_type: str
-    confidence: float
-    matched_text: str
-    start_line: int
-    end_line: int
-
-
-class FailureModel(_Wire):
-    index: int
-    status: str
-    error: str
-
-
-class GroupReportModel(_Wire):
-    paths: list[str]
-    operations: list[str]
-    reason: str | None = None
-
-
-class HunkReportModel(_Wire):
-    path: str
-    hunk: int
-    match_type: str
-    confidence: float
-    start_line: int
-    end_line: int
-    other_matches: int
-    anchor_found: bool | None
-    matched_text: str
-
-
-class CommitModel(_Wire):
-    """Git mode: one commit per file group (external changes come first)."""
-
-    commit: str
-    edit: str
-    paths: list[str]
-    source: Literal["agent", "external"]
-
-
-class ResultModel(_Wire):
-    status: Status
-    path: str | None = None
-    match_type: str | None = None
-    confidence: float | None = None
-    matched_text: str | None = None
-    matches: list[MatchModel] = []
-    error: str | None = None
-    hint: str | None = None
-    cleaned: list[str] = []
-    diff: str | None = None
-    skipped: list[int] = []
-    failures: list[FailureModel] = []
-    committed: list[GroupReportModel] = []
-    not_applied: list[GroupReportModel] = []
-    hunks: list[HunkReportModel] = []
-    dry_run: bool = False
-    session: str | None = None
-    commits: list[CommitModel] = []
-    flags: list[dict[str, str]] = []
+# Results are the engine's own dataclasses; pydantic reads them directly, so the
+# schema cannot drift from what callers get.
+RESULT: TypeAdapter[Result] = TypeAdapter(Result)
 
 
 REQUEST_EXAMPLE = '{"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}'
@@ -184,5 +126,5 @@ def json_schema() -> dict[str, Any]:
     """JSON Schemas of the requests and of the result every caller gets."""
     return {
         "request": TypeAdapter(RequestModel).json_schema(),
-        "result": ResultModel.model_json_schema(),
+        "result": RESULT.json_schema(),
     }

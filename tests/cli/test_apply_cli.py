@@ -12,9 +12,7 @@ import json
 import os
 import queue
 import re
-import shutil
 import subprocess
-import sysconfig
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from cli_support import redline_script
 from redline.cli.main import cli
 from redline.engine.similarity import ratio
 
@@ -58,16 +57,7 @@ DUP_PY = b"x = 1\nx = 1\ny = 2\n"
 B_PY = b"def f():\n    return 1\n"
 
 
-def _redline_script() -> str:
-    candidate = Path(sysconfig.get_path("scripts")) / "redline"
-    if candidate.exists():
-        return str(candidate)
-    found = shutil.which("redline")
-    assert found, "the redline console script is not installed (pip install -e .)"
-    return found
-
-
-REDLINE = _redline_script()
+REDLINE = redline_script()
 
 
 # --- fixtures and helpers -------------------------------------------------------

@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-import sysconfig
 from pathlib import Path
 
 import pytest
 
+from cli_support import redline_script
+
 TOLERANT_TYPES = {"trailing_newline", "punctuation", "whitespace", "fuzzy", "line_fuzzy"}
-
-
-def _redline_script() -> str:
-    candidate = Path(sysconfig.get_path("scripts")) / "redline"
-    if candidate.exists():
-        return str(candidate)
-    found = shutil.which("redline")
-    assert found, "the redline console script is not installed (pip install -e .)"
-    return found
 
 
 @pytest.fixture
@@ -36,7 +27,7 @@ def _demo(tmp_path: Path, scratch: Path, *args: str) -> subprocess.CompletedProc
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(HOME=str(home), TMPDIR=str(scratch), NO_COLOR="1")
     proc = subprocess.run(
-        [_redline_script(), "demo", *args],
+        [redline_script(), "demo", *args],
         capture_output=True,
         text=True,
         encoding="utf-8",

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
+
+from cli_support import redline_script
 
 HEAVY = ("pygit2", "watchdog", "pydantic")
 HELP_ARGS = [
@@ -25,15 +25,6 @@ HELP_ARGS = [
     ["schema", "--help"],
     ["demo", "--help"],
 ]
-
-
-def _redline_script() -> str:
-    candidate = Path(sysconfig.get_path("scripts")) / "redline"
-    if candidate.exists():
-        return str(candidate)
-    found = shutil.which("redline")
-    assert found, "the redline console script is not installed (pip install -e .)"
-    return found
 
 
 @pytest.fixture
@@ -60,7 +51,7 @@ def test_entry_point_help_imports_nothing_heavy(
     args: list[str], env: dict[str, str], tmp_path: Path
 ) -> None:
     proc = subprocess.run(
-        [_redline_script(), *args],
+        [redline_script(), *args],
         capture_output=True,
         text=True,
         env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
@@ -103,7 +94,7 @@ def test_applying_an_edit_loads_no_git_or_watcher(env: dict[str, str], tmp_path:
     (tmp_path / "a.py").write_text("x = 1\n")
     request = {"tool": "edit", "path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}
     proc = subprocess.run(
-        [_redline_script(), "apply"],
+        [redline_script(), "apply"],
         input=json.dumps(request),
         capture_output=True,
         text=True,

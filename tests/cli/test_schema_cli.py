@@ -4,26 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sysconfig
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from cli_support import redline_script
 from redline.cli.main import cli
 from redline.tools.schema import RESULT, json_schema
-
-
-def _redline_script() -> str:
-    candidate = Path(sysconfig.get_path("scripts")) / "redline"
-    if candidate.exists():
-        return str(candidate)
-    found = shutil.which("redline")
-    assert found, "the redline console script is not installed (pip install -e .)"
-    return found
 
 
 @pytest.fixture
@@ -38,7 +28,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 @pytest.fixture
 def schema(env: dict[str, str], tmp_path: Path) -> dict[str, Any]:
     proc = subprocess.run(
-        [_redline_script(), "schema"],
+        [redline_script(), "schema"],
         capture_output=True,
         text=True,
         env=env,
@@ -162,7 +152,7 @@ def test_real_results_validate_against_the_result_model(
     (tmp_path / "dup.py").write_text("z = 0\nz = 0\nw = 5\n")
     payload = "".join(json.dumps(r) + "\n" for r in REQUESTS) + "{not json\n"
     proc = subprocess.run(
-        [_redline_script(), "apply", "--jsonl", "--dry-run"],
+        [redline_script(), "apply", "--jsonl", "--dry-run"],
         input=payload.encode(),
         capture_output=True,
         env=env,

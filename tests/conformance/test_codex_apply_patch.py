@@ -12,21 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from conformance_paths import MISSING, SCENARIOS, scenario_names
 from redline.fsops.patch import apply_patch_in_directory
 
-SCENARIOS = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "codex-apply-patch"
 # redline refuses a Move onto, or an Add over, an existing file (Codex overwrites):
 # that file group is left untouched, so the tree stays as input/.
 REFUSED = {
     "010_move_overwrites_existing_destination": "cannot move",
     "011_add_overwrites_existing_file": "cannot add file that already exists",
 }
-
-
-def _scenarios() -> list[str]:
-    if not SCENARIOS.is_dir():
-        return []
-    return sorted(p.name for p in SCENARIOS.iterdir() if (p / "patch.txt").is_file())
 
 
 def _tree(root: Path) -> dict[str, bytes | None]:
@@ -36,14 +30,10 @@ def _tree(root: Path) -> dict[str, bytes | None]:
     }
 
 
-pytestmark = pytest.mark.skipif(
-    not SCENARIOS.is_dir(),
-    reason=f"the conformance scenarios are not here ({SCENARIOS}); they live in ../shared "
-    "beside a CI checkout",
-)
+pytestmark = pytest.mark.skipif(not SCENARIOS.is_dir(), reason=MISSING)
 
 
-@pytest.mark.parametrize("name", _scenarios() or ["(none)"])
+@pytest.mark.parametrize("name", scenario_names() or ["(none)"])
 def test_scenario(name: str, tmp_path: Path) -> None:
     case = SCENARIOS / name
     work = tmp_path / "work"

@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance_paths import MISSING as _NO_SCENARIOS
+from conformance_paths import SCENARIOS
 from redline.engine.errors import RedlineError
 from redline.engine.patch_parse import (
     AddFile,
@@ -21,15 +23,6 @@ from redline.engine.patch_parse import (
     check_path,
     format_patch,
     parse_patch,
-)
-
-# The conformance corpus lives in the project's shared folder, a sibling of the checkout.
-SCENARIOS = (
-    Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "codex-apply-patch"
-)
-_NO_SCENARIOS = (
-    f"Codex conformance scenarios not found at {SCENARIOS.resolve()}; "
-    "they live in the 'shared' folder next to the checkout"
 )
 
 # Scenarios whose patch.txt is malformed: name -> (line number, a fragment of `expected`).

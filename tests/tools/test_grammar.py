@@ -17,6 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance_paths import MISSING as _NO_SCENARIOS
+from conformance_paths import SCENARIOS
 from redline.engine.patch_parse import (
     AddFile,
     DeleteFile,
@@ -30,14 +32,6 @@ from redline.engine.patch_parse import (
     parse_patch,
 )
 from redline.tools.grammar import GRAMMAR_RESOURCE, grammar_text
-
-SCENARIOS = (
-    Path(__file__).resolve().parents[2] / ".." / "shared" / "conformance" / "codex-apply-patch"
-)
-_NO_SCENARIOS = (
-    f"Codex conformance scenarios not found at {SCENARIOS.resolve()}; "
-    "they live in the 'shared' folder next to the checkout"
-)
 
 # Scenario patches that neither the grammar nor the parser accepts.
 MALFORMED_SCENARIOS = {

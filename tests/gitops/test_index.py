@@ -86,3 +86,20 @@ def test_a_held_index_lock_is_left_to_its_owner(tmp_path: Path) -> None:
     lock.write_bytes(b"")
     assert not _stage(root, "d0/f0.txt", b"x\n", IndexPatcher(root / ".git" / "index"))
     assert lock.read_bytes() == b""
+
+
+def test_checksums_stay_right_across_patches_anywhere_in_a_large_index(tmp_path: Path) -> None:
+    root = tmp_path / "big"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    for i in range(2500):  # an index of ~200 KiB: several checksum chunks
+        folder = root / f"dir{i // 100:02d}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"file{i:04d}.txt").write_text(f"{i}\n")
+    _git(root, "add", "-A")
+    patcher = IndexPatcher(root / ".git" / "index")
+    for n, i in enumerate((2400, 10, 1300, 2499, 0, 1301)):
+        path = f"dir{i // 100:02d}/file{i:04d}.txt"
+        assert _stage(root, path, f"changed {n}\n".encode(), patcher)
+        _git(root, "fsck", "--strict", "--no-dangling")  # verifies the index checksum
+        assert _git(root, "diff", "--name-only") == ""

@@ -15,10 +15,12 @@ import hashlib
 import os
 import struct
 from pathlib import Path
+from typing import Any
 
 _HEADER = struct.Struct(">4sII")
 _STAT = struct.Struct(">10I")  # ctime s, ns, mtime s, ns, dev, ino, mode, uid, gid, size
 _EXTENDED = 0x4000
+_CHUNK = 1 << 16
 
 
 class IndexPatcher:
@@ -30,6 +32,9 @@ class IndexPatcher:
         self._offsets: dict[str, int] = {}
         self._end = 0  # offset just past the last entry
         self._stamp: tuple[int, int, int] | None = None
+        # SHA-1 states after each CHUNK bytes of the entries: a patch re-hashes
+        # only from the chunk of its first changed entry on.
+        self._states: list[Any] = []
 
     def stage(self, root: Path, entries: dict[str, tuple[bytes, int]]) -> bool:
         """Stage ``entries`` (path -> (20-byte blob id, mode)); False when it cannot."""
@@ -38,6 +43,8 @@ class IndexPatcher:
         assert self._data is not None
         if any(path not in self._offsets for path in entries):
             return False
+        first = min(self._offsets[path] for path in entries)
+        del self._states[first // _CHUNK + 1 :]
         for path, (blob_id, mode) in entries.items():
             try:
                 info = os.lstat(root / path)
@@ -88,13 +95,28 @@ class IndexPatcher:
             if not name[:1].isupper():
                 return False
             ext += 8 + struct.unpack_from(">I", data, ext + 4)[0]
+        del data[pos:]  # the extensions are dropped and the checksum recomputed on write
         self._data, self._offsets, self._end, self._stamp = data, offsets, pos, stamp
+        self._states = []
         return True
+
+    def _digest(self, body: memoryview) -> bytes:
+        if not self._states:
+            self._states.append(hashlib.sha1())
+        state = self._states[-1].copy()
+        pos = (len(self._states) - 1) * _CHUNK
+        while pos < len(body):
+            state.update(body[pos : pos + _CHUNK])
+            pos += _CHUNK
+            if pos <= len(body):
+                self._states.append(state.copy())
+        digest: bytes = state.digest()
+        return digest
 
     def _write(self) -> bool:
         assert self._data is not None
-        body = bytes(self._data[: self._end])
-        content = body + hashlib.sha1(body).digest()
+        body = memoryview(self._data)[: self._end]
+        digest = self._digest(body)
         lock = self.path.with_name(self.path.name + ".lock")
         try:
             fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -102,11 +124,13 @@ class IndexPatcher:
             self._data = None
             return False  # someone else is writing the index: let libgit2 wait its turn
         try:
-            os.write(fd, content)
+            for piece in (body, memoryview(digest)):
+                while piece:
+                    piece = piece[os.write(fd, piece) :]
         finally:
             os.close(fd)
+        body.release()
         os.replace(lock, self.path)
-        self._data = bytearray(content)
         self._stamp = _stamp(self.path)
         return True
 

@@ -1,36 +1,50 @@
 """``redline``: the command group. Keep imports here light: ``redline --help``
-must not load pygit2, watchdog or pydantic."""
+must not load pygit2, watchdog or pydantic, and each command loads only its own
+module (the session client and the guard hook start on every edit and commit)."""
 
 from __future__ import annotations
+
+import importlib
 
 import click
 
 from redline import __version__
-from redline.cli.apply import apply_command
-from redline.cli.daemon import daemon_group
-from redline.cli.demo import demo_command
-from redline.cli.guard import approve_command, guard_command, hooks_group, review_command
-from redline.cli.log import log_command
-from redline.cli.schema import schema_command
-from redline.cli.session import session_group
+
+# name -> "module:attribute", in the order `redline --help` lists them.
+COMMANDS = {
+    "apply": "redline.cli.apply:apply_command",
+    "session": "redline.cli.session:session_group",
+    "log": "redline.cli.log:log_command",
+    "review": "redline.cli.guard:review_command",
+    "approve": "redline.cli.guard:approve_command",
+    "guard": "redline.cli.guard:guard_command",
+    "hooks": "redline.cli.guard:hooks_group",
+    "daemon": "redline.cli.daemon:daemon_group",
+    "schema": "redline.cli.schema:schema_command",
+    "demo": "redline.cli.demo:demo_command",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """A group whose commands are imported when used (or listed by --help)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, _, attribute = target.partition(":")
+        command = getattr(importlib.import_module(module), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="redline")
 def cli() -> None:
     """Apply code-agent edits so that every edit is explainable, atomic and reviewable."""
-
-
-cli.add_command(apply_command)
-cli.add_command(schema_command)
-cli.add_command(demo_command)
-cli.add_command(session_group)
-cli.add_command(daemon_group)
-cli.add_command(log_command)
-cli.add_command(guard_command)
-cli.add_command(approve_command)
-cli.add_command(review_command)
-cli.add_command(hooks_group)
 
 
 def main() -> None:

@@ -222,11 +222,11 @@ def run(
     import logging
     import signal
 
-    import pygit2
-
     from redline.daemon.server import Server
     from redline.daemon.service import Service
     from redline.daemon.watcher import Watcher
+
+    import pygit2
 
     # The daemon builds every tree and commit from objects it has just written:
     # libgit2's check that each referenced object exists only repeats lookups.

@@ -226,11 +226,6 @@ def run(
     from redline.daemon.service import Service
     from redline.daemon.watcher import Watcher
 
-    import pygit2
-
-    # The daemon builds every tree and commit from objects it has just written:
-    # libgit2's check that each referenced object exists only repeats lookups.
-    pygit2.option(pygit2.enums.Option.ENABLE_STRICT_OBJECT_CREATION, False)
     with daemon_lock(files):
         logging.basicConfig(
             filename=str(files.log),

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from conformance_paths import MISSING as _NO_SCENARIOS
 from conformance_paths import SCENARIOS
+from patch_strategies import patches
 from redline.engine.errors import RedlineError
 from redline.engine.patch_parse import (
     AddFile,
@@ -539,28 +539,6 @@ def test_long_lines_are_shortened_in_the_message_only() -> None:
 
 def test_format_patch_writes_the_strict_form() -> None:
     assert format_patch(FULL_PATCH) == FULL
-
-
-_name = st.text(alphabet="abcxyz019_-. /é", min_size=1, max_size=12).filter(
-    lambda s: s.strip() == s and s != ""
-)
-_text = st.text(st.characters(blacklist_characters="\r\n"), max_size=12)
-_anchor = _text.filter(lambda s: s.strip() != "" and s.rstrip() == s)
-_hunk_line = st.builds(HunkLine, st.sampled_from([" ", "-", "+"]), _text)
-_hunk = st.builds(
-    Hunk,
-    st.none() | _anchor,
-    st.lists(_hunk_line, min_size=1, max_size=4).map(tuple),
-    st.booleans(),
-)
-_operation = st.one_of(
-    st.builds(AddFile, _name, st.lists(_text, max_size=4).map(tuple)),
-    st.builds(DeleteFile, _name),
-    st.builds(
-        UpdateFile, _name, st.none() | _name, st.lists(_hunk, min_size=1, max_size=3).map(tuple)
-    ),
-)
-patches = st.builds(Patch, st.lists(_operation, min_size=1, max_size=4).map(tuple))
 
 
 @given(patches)

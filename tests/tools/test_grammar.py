@@ -15,10 +15,10 @@ from typing import Any
 import lark
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from conformance_paths import MISSING as _NO_SCENARIOS
 from conformance_paths import SCENARIOS
+from patch_strategies import patches
 from redline.engine.patch_parse import (
     AddFile,
     DeleteFile,
@@ -179,28 +179,6 @@ WELL_FORMED = {
 @pytest.mark.parametrize("text", list(WELL_FORMED.values()), ids=list(WELL_FORMED))
 def test_grammar_accepts_strict_patches_as_the_parser_reads_them(grammar: Any, text: str) -> None:
     assert tree_to_patch(grammar.parse(text)) == parse_patch(text)
-
-
-_name = st.text(alphabet="abcxyz019_-. /é", min_size=1, max_size=12).filter(
-    lambda s: s.strip() == s
-)
-_text = st.text(st.characters(blacklist_characters="\r\n"), max_size=12)
-_anchor = _text.filter(lambda s: s.strip() != "" and s.rstrip() == s)
-_hunk_line = st.builds(HunkLine, st.sampled_from([" ", "-", "+"]), _text)
-_hunk_st = st.builds(
-    Hunk,
-    st.none() | _anchor,
-    st.lists(_hunk_line, min_size=1, max_size=4).map(tuple),
-    st.booleans(),
-)
-_operation_st = st.one_of(
-    st.builds(AddFile, _name, st.lists(_text, max_size=4).map(tuple)),
-    st.builds(DeleteFile, _name),
-    st.builds(
-        UpdateFile, _name, st.none() | _name, st.lists(_hunk_st, min_size=1, max_size=3).map(tuple)
-    ),
-)
-patches = st.builds(Patch, st.lists(_operation_st, min_size=1, max_size=4).map(tuple))
 
 
 @given(patches)

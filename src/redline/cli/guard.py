@@ -32,17 +32,7 @@ def _repo(path: Path) -> pygit2.Repository:
     return pygit2.Repository(found)
 
 
-def _policy(repo: pygit2.Repository) -> Policy:
-    from redline.hooks.config import PolicyError, policy_from_tree
-
-    tree = None if repo.head_is_unborn else repo.head.peel().tree
-    try:
-        return policy_from_tree(repo, tree)
-    except PolicyError as exc:
-        raise click.ClickException(str(exc)) from None
-
-
-def _guard_policy(repo: pygit2.Repository, changes: list[stages.Change]) -> Policy:
+def _policy(repo: pygit2.Repository, changes: tuple[stages.Change, ...] = ()) -> Policy:
     """HEAD's policy; when that one is broken, the one a commit or push repairing it brings
     (otherwise "fix the file and retry" could never get past the hook)."""
     from redline.hooks.config import PolicyError, policy_from_tree
@@ -88,7 +78,7 @@ def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
         if index_path is not None and not index_path.is_absolute():
             index_path = Path.cwd() / index_path
         changes = [stages.commit_change(repo, index_path, stages.amending())]
-    policy = _guard_policy(repo, changes)
+    policy = _policy(repo, tuple(changes))
     entries = ledger.load(repo)
     found = []
     for change in changes:

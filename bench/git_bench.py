@@ -768,10 +768,17 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every figure to this file")
     parser.add_argument("--profile", action="store_true", help="profile even if targets are met")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=Path("/tmp"),
+        help="build the repositories in a new directory under this one (default /tmp; "
+        "keep it short: the daemon's socket lives inside the repository)",
+    )
     args = parser.parse_args()
     sizes = QUICK if args.quick else FULL
 
-    base = Path(tempfile.mkdtemp(prefix="rlb", dir="/tmp"))
+    base = Path(tempfile.mkdtemp(prefix="rlb", dir=args.dir))
     home, runtime = base / "h", base / "x"
     home.mkdir()
     runtime.mkdir(mode=0o700)

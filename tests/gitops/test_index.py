@@ -6,8 +6,9 @@ import subprocess
 from pathlib import Path
 
 import pygit2
+import pytest
 
-from redline.gitops.index import IndexPatcher
+from redline.gitops.index import IndexPatcher, repair_checksum
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -103,3 +104,43 @@ def test_checksums_stay_right_across_patches_anywhere_in_a_large_index(tmp_path:
         assert _stage(root, path, f"changed {n}\n".encode(), patcher)
         _git(root, "fsck", "--strict", "--no-dangling")  # verifies the index checksum
         assert _git(root, "diff", "--name-only") == ""
+
+
+def test_later_patches_overwrite_the_entries_in_the_index_itself(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    index = root / ".git" / "index"
+    patcher = IndexPatcher(index)
+    assert _stage(root, "d0/f0.txt", b"first\n", patcher)  # drops the cache tree: whole
+    written = index.stat()
+    assert _stage(root, "d1/f1.txt", b"second\n", patcher)
+    assert _stage(root, "d0/f0.txt", b"third\n", patcher)
+    patched = index.stat()
+    assert (patched.st_ino, patched.st_size) == (written.st_ino, written.st_size)
+    assert not (root / ".git" / "index.lock").exists()
+    staged = _git(root, "ls-files", "-s", "d0/f0.txt", "d1/f1.txt").split("\n")
+    assert staged[0].split()[1] == str(pygit2.hash(b"third\n"))
+    assert staged[1].split()[1] == str(pygit2.hash(b"second\n"))
+    assert _git(root, "diff", "--name-only") == ""
+    _git(root, "fsck", "--strict", "--no-dangling")
+    pygit2.Repository(str(root)).index.read(force=True)  # libgit2 checks the checksum too
+
+
+def test_a_patch_torn_before_its_checksum_is_repaired(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    index = root / ".git" / "index"
+    patcher = IndexPatcher(index)
+    assert _stage(root, "d0/f0.txt", b"first\n", patcher)
+    assert not repair_checksum(index)  # a sound index is left alone
+    good = index.read_bytes()
+    assert _stage(root, "d2/f2.txt", b"second\n", patcher)
+    torn = bytearray(index.read_bytes())
+    torn[-20:] = good[-20:]  # killed after the entry was written, before the checksum
+    index.write_bytes(torn)
+    with pytest.raises(pygit2.GitError):
+        pygit2.Repository(str(root)).index.read(force=True)
+    assert repair_checksum(index)
+    assert index.read_bytes()[:-20] == torn[:-20]
+    _git(root, "fsck", "--strict", "--no-dangling")
+    assert _git(root, "diff", "--name-only") == ""
+    assert "d2/f2.txt" in _git(root, "diff", "--cached", "--name-only")
+    pygit2.Repository(str(root)).index.read(force=True)

@@ -25,7 +25,7 @@ from redline.engine.patch_plan import FileChange
 from redline.engine.policy import Policy
 from redline.engine.result import Commit, Result
 from redline.gitops import journal, notes
-from redline.gitops.index import IndexPatcher
+from redline.gitops.index import IndexPatcher, repair_checksum
 from redline.gitops.repo import NOTES_REF, Layout, signature
 from redline.gitops.session import Session
 from redline.gitops.snapshot import TreeSnapshot, changed_paths
@@ -531,6 +531,7 @@ def recover(repo: pygit2.Repository, layout: Layout, session: Session) -> str | 
     }
     write_files(repo, Path(session.worktree), files)
     worktree = pygit2.Repository(session.worktree)
+    repair_checksum(Path(worktree.path) / "index")
     update_index(worktree, sorted({*files, *entry.stage}))
     journal.clear(layout.journal, session.name)
     return f"finished interrupted request {entry.request} ({len(files)} file(s))"

@@ -2,11 +2,18 @@
 
 libgit2 rewrites (and re-sorts, and re-checksums) the whole index for one
 changed entry: about 12 ms for 20,000 files. When a request only changes files
-the index already has, their entries are patched in place instead — new stat
-data and blob id, same length — and the trailing SHA-1 recomputed. Optional
-extensions (the cache tree and the like) are dropped, as a stale cache must
-not be kept; git rebuilds them. Anything else (a new or deleted path, index
-version 4, a required extension such as a split index) falls back to libgit2.
+the index already has, their entries are patched instead — new stat data and
+blob id, same length — and the trailing SHA-1 recomputed. Optional extensions
+(the cache tree and the like) are dropped, as a stale cache must not be kept;
+git rebuilds them. Anything else (a new or deleted path, index version 4, a
+required extension such as a split index) falls back to libgit2.
+
+The first patch writes the index whole, under git's ``index.lock``. Later ones,
+while the file is still the one this patcher wrote, hold the same lock and
+overwrite only the changed entries and the checksum in the file itself: no 2 MB
+rewrite for a 20,000-file worktree. A process killed between those writes
+leaves entries that are each old or new with a stale checksum, which
+:func:`repair_checksum` (run by crash recovery) recomputes.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ class IndexPatcher:
             return False
         first = min(self._offsets[path] for path in entries)
         del self._states[first // _CHUNK + 1 :]
+        changed = []
         for path, (blob_id, mode) in entries.items():
             try:
                 info = os.lstat(root / path)
@@ -64,7 +72,8 @@ class IndexPatcher:
                 info.st_size & 0xFFFFFFFF,
             )
             self._data[offset + 40 : offset + 60] = blob_id
-        return self._write()
+            changed.append(offset)
+        return self._write(changed)
 
     def _load(self) -> bool:
         try:
@@ -113,8 +122,8 @@ class IndexPatcher:
         digest: bytes = state.digest()
         return digest
 
-    def _write(self) -> bool:
-        assert self._data is not None
+    def _write(self, changed: list[int]) -> bool:
+        assert self._data is not None and self._stamp is not None
         body = memoryview(self._data)[: self._end]
         digest = self._digest(body)
         lock = self.path.with_name(self.path.name + ".lock")
@@ -124,17 +133,82 @@ class IndexPatcher:
             self._data = None
             return False  # someone else is writing the index: let libgit2 wait its turn
         try:
-            for piece in (body, memoryview(digest)):
-                while piece:
-                    piece = piece[os.write(fd, piece) :]
+            if _stamp_or_none(self.path) != self._stamp:
+                # Rewritten since it was read (by git, which let go of this same lock
+                # just before it was taken): these patches would undo that write.
+                self._data = None
+                os.close(fd)
+                lock.unlink()
+                return False
+            in_place = self._stamp[1] == self._end + len(digest)
+            if in_place:
+                os.close(fd)
+                self._patch(body, changed, digest)
+                lock.unlink()
+            else:
+                try:
+                    _write_all(fd, body)
+                    _write_all(fd, memoryview(digest))
+                finally:
+                    os.close(fd)
+                os.replace(lock, self.path)
+        except BaseException:
+            self._data = None  # what is on disk is no longer known
+            lock.unlink(missing_ok=True)
+            raise
         finally:
-            os.close(fd)
-        body.release()
-        os.replace(lock, self.path)
+            body.release()
         self._stamp = _stamp(self.path)
         return True
+
+    def _patch(self, body: memoryview, changed: list[int], digest: bytes) -> None:
+        """Overwrite the changed entries' 60 bytes, then the checksum, in the index itself."""
+        fd = os.open(self.path, os.O_WRONLY)
+        try:
+            for offset in sorted(changed):
+                os.pwrite(fd, body[offset : offset + 60], offset)
+            os.pwrite(fd, digest, self._end)
+        finally:
+            os.close(fd)
+
+
+def repair_checksum(path: Path) -> bool:
+    """Recompute the checksum of an index a killed :meth:`IndexPatcher.stage` left stale.
+
+    True when it was stale and is now right. Only for crash recovery, while no
+    one else may write the index: each entry a patch overwrote is whole (old or
+    new), so the entries are sound and only the trailing SHA-1 is out of date.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    if len(data) < 32 or data[:4] != b"DIRC":
+        return False
+    body, trailer = data[:-20], data[-20:]
+    digest = hashlib.sha1(body).digest()
+    if digest == trailer:
+        return False
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, digest, len(body))
+    finally:
+        os.close(fd)
+    return True
+
+
+def _write_all(fd: int, piece: memoryview) -> None:
+    while piece:
+        piece = piece[os.write(fd, piece) :]
 
 
 def _stamp(path: Path) -> tuple[int, int, int]:
     info = path.stat()
     return info.st_mtime_ns, info.st_size, info.st_ino
+
+
+def _stamp_or_none(path: Path) -> tuple[int, int, int] | None:
+    try:
+        return _stamp(path)
+    except OSError:
+        return None

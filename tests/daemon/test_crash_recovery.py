@@ -30,6 +30,7 @@ from gitmode_fixtures import (
 )
 from redline.daemon.client import Client
 from redline.daemon.protocol import RpcError
+from redline.gitops import journal
 
 pytestmark = pytest.mark.slow
 
@@ -45,8 +46,29 @@ FAULTS = [
 ROLLED_FORWARD = {point: point != "before-journal" for point in FAULTS}
 
 
-def journal(gm: GitMode) -> list[str]:
-    return sorted(p.name for p in (gm.repo / ".git" / "redline" / "journal").iterdir())
+def journal_dir(gm: GitMode) -> Path:
+    return gm.repo / ".git" / "redline" / "journal"
+
+
+def pending(gm: GitMode) -> list[str]:
+    """The sessions whose journal holds an unfinished request."""
+    return sorted(
+        p.stem for p in journal_dir(gm).iterdir() if journal.read(journal_dir(gm), p.stem)
+    )
+
+
+def unreachable_entry(session: str, tip: str) -> journal.JournalEntry:
+    """A journal entry moving the session's branch from ``tip`` to a commit that does not exist."""
+    return journal.JournalEntry(
+        session=session,
+        request="r1",
+        ref=f"refs/heads/redline/{session}",
+        old=tip,
+        new="1" * 40,
+        notes_old=None,
+        notes_new=None,
+        files={},
+    )
 
 
 def edit(path: str, old: str, new: str) -> dict[str, Any]:
@@ -74,13 +96,13 @@ def test_a_crash_at_each_point_is_recovered(gm: GitMode, point: str, external: b
         with pytest.raises((RpcError, OSError)):
             conn.call("apply", {"session": "s", "request": edit("b.py", "VALUE = 1", "VALUE = 2")})
     wait_dead(pid)
-    assert journal(gm) == ([] if point in ("before-journal", "after-clear") else ["s.json"])
+    assert pending(gm) == ([] if point in ("before-journal", "after-clear") else ["s"])
 
     # A normal restart (no REDLINE_FAULT) recovers before it serves anything.
     listed = gm.cli.json("session", "list", "--json", "--repo", str(gm.repo))
     assert [s["name"] for s in listed] == ["s"]
     assert gm.cli.pid() != pid
-    assert journal(gm) == []
+    assert pending(gm) == []
 
     records = commit_records(gm.repo, "redline/s", base)
     assert_every_commit_has_its_note(records)
@@ -110,7 +132,7 @@ def test_a_crash_at_each_point_is_recovered(gm: GitMode, point: str, external: b
     assert sources == (["external", "agent"] if external and not applied else ["agent"])
     assert result["commits"][-1]["paths"] == ["a.py"]
     assert porcelain(wt) == ""
-    assert journal(gm) == []
+    assert pending(gm) == []
     assert_every_commit_has_its_note(commit_records(gm.repo, "redline/s", base))
     assert_fsck_clean(gm.repo)
 
@@ -152,7 +174,7 @@ def test_acknowledged_edits_survive_a_kill_at_a_random_moment(gm: GitMode) -> No
         assert i < lines, f"round {round_}: the daemon was not killed in time"
 
         gm.cli.ok("session", "list", "--repo", str(gm.repo))  # restart and recover
-        assert journal(gm) == []
+        assert pending(gm) == []
         # Only a write of the other tool that no request committed yet may be pending.
         assert porcelain(wt) in ("", " M other.txt\n", "?? other.txt\n")
         tip_text = gm.git("show", "redline/s:items.txt")
@@ -209,7 +231,7 @@ def test_locks_and_temporary_files_of_a_killed_step_do_not_block_recovery(gm: Gi
     gm.cli.ok("session", "list", "--repo", str(gm.repo))
 
     assert [p for p in leftovers if p.exists()] == []
-    assert journal(gm) == []
+    assert pending(gm) == []
     [record] = commit_records(gm.repo, "redline/s", base)
     assert record.files == ["b.py"] and record.note is not None
     assert (wt / "b.py").read_text() == "VALUE = 2\n"
@@ -231,12 +253,17 @@ def test_a_torn_journal_never_happened(gm: GitMode) -> None:
         with pytest.raises((RpcError, OSError)):
             conn.call("apply", {"session": "s", "request": edit("b.py", "VALUE = 1", "VALUE = 2")})
     wait_dead(pid)
-    torn = gm.repo / ".git" / "redline" / "journal" / "s.tmp"
-    torn.write_text('{"version": 1, "session": "s", "req')  # killed while writing it
+    # Killed while writing the journal: the record is cut short (as on a kill inside a
+    # write of more than a page), so it never completed and no ref had moved.
+    tip = rev(gm.repo, "redline/s")
+    journal.write(journal_dir(gm), unreachable_entry("s", tip))
+    record = journal_dir(gm) / "s.journal"
+    record.write_bytes(record.read_bytes()[:-10])
+    assert pending(gm) == []
 
     gm.cli.ok("session", "list", "--repo", str(gm.repo))
 
-    assert journal(gm) == []
+    assert pending(gm) == []
     assert commit_records(gm.repo, "redline/s", base) == []
     assert (wt / "b.py").read_text() == "VALUE = 1\n"
     assert porcelain(wt) == ""
@@ -248,21 +275,7 @@ def test_a_session_that_cannot_be_recovered_does_not_keep_the_daemon_down(gm: Gi
     gm.cli.ok("daemon", "stop", "--repo", str(gm.repo))
     tip = rev(gm.repo, "redline/broken")
     # A journal naming a commit that is not in the object database cannot be rolled forward.
-    (gm.repo / ".git" / "redline" / "journal" / "broken.json").write_text(
-        json.dumps(
-            {
-                "version": 1,
-                "session": "broken",
-                "request": "r1",
-                "ref": "refs/heads/redline/broken",
-                "old": tip,
-                "new": "1" * 40,
-                "notes_old": None,
-                "notes_new": None,
-                "files": {},
-            }
-        )
-    )
+    journal.write(journal_dir(gm), unreachable_entry("broken", tip))
 
     listed = gm.cli.json("session", "list", "--json", "--repo", str(gm.repo))
     assert [s["name"] for s in listed] == ["broken", "good"]

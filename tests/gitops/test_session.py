@@ -13,6 +13,7 @@ import pygit2
 import pytest
 
 from gitmode_fixtures import git, rev, write
+from redline.gitops import journal
 from redline.gitops.errors import SessionError
 from redline.gitops.repo import Layout, main_repository
 from redline.gitops.session import Session, all_sessions, close_session, load, open_session
@@ -200,9 +201,12 @@ def test_close_removes_the_worktree_and_keeps_the_branch(
 ) -> None:
     session = open_session(*opened, "s", None)
     tip = commit_in(Path(session.worktree), "new.txt", "new\n")
+    journal_file = journal.path_for(opened[1].journal, "s")
+    journal_file.write_bytes(b"")  # as the session's first request leaves it
 
     close_session(*opened, session, delete_branch=False, force=False)
 
+    assert not journal_file.exists()
     assert session.worktree not in worktrees(repo)
     assert not Path(session.worktree).exists()
     assert git(repo, "worktree", "prune", "--dry-run", "-v") == ""

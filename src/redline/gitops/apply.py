@@ -503,14 +503,9 @@ def _op(change: FileChange) -> str:
 
 def recover(repo: pygit2.Repository, layout: Layout, session: Session) -> str | None:
     """Finish or drop a request a crash interrupted; say what was done (for the log)."""
-    journal.drop_torn(layout.journal, session.name)
-    path = journal.path_for(layout.journal, session.name)
-    if not path.exists():
+    entry = journal.read(layout.journal, session.name)
+    if entry is None:
         return None
-    entries = [e for e in journal.pending(layout.journal) if e.session == session.name]
-    if not entries:
-        return None
-    entry = entries[0]
     _drop_leftovers(repo, session, entry)
     current = notes.ref_target(repo, entry.ref)
     old, new = pygit2.Oid(hex=entry.old), pygit2.Oid(hex=entry.new)

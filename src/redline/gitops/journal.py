@@ -5,15 +5,24 @@ and notes refs (old → new) and the worktree files to write. Objects are alread
 in the object database then. On restart :func:`recover` rolls an interrupted
 request forward when its branch is still where the journal left it, so a
 request is applied whole or (if the branch moved on) not at all.
+
+Each session has one journal file, overwritten in place: a checksummed record,
+or an empty one once the request is done.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import struct
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+# A record: magic, payload length and CRC-32, then the JSON payload (length 0: empty).
+_HEADER = struct.Struct(">4sII")
+_MAGIC = b"RLJ1"
 
 
 @dataclass(frozen=True)
@@ -63,39 +72,56 @@ class JournalEntry:
 
 
 def path_for(folder: Path, session: str) -> Path:
-    return folder / f"{session}.json"
-
-
-def _tmp_for(folder: Path, session: str) -> Path:
-    return folder / f"{session}.tmp"
+    return folder / f"{session}.journal"
 
 
 def write(folder: Path, entry: JournalEntry) -> None:
-    """Record ``entry`` (written whole, then renamed into place).
+    """Record ``entry`` in the session's journal file, in one write at its start.
 
-    Like git's own writes this survives the process dying at any point; it is
-    not fsynced, since the objects it names are not either (see core.fsync).
+    The file is kept between requests, so recording costs no file creation. A
+    write cut short by a kill fails its checksum and reads as no entry: it was
+    never complete, so no ref had moved. Like git's own writes it is not
+    fsynced, since the objects it names are not either (see core.fsync).
     """
-    target = path_for(folder, entry.session)
-    tmp = _tmp_for(folder, entry.session)
-    tmp.write_text(json.dumps(entry.to_json()), encoding="utf-8")
-    os.replace(tmp, target)
+    payload = json.dumps(entry.to_json()).encode("utf-8")
+    _overwrite(path_for(folder, entry.session), _record(payload))
 
 
 def clear(folder: Path, session: str) -> None:
-    path_for(folder, session).unlink(missing_ok=True)
+    """Mark the session's journal empty: its request is done (or was dropped)."""
+    path = path_for(folder, session)
+    if path.exists():
+        _overwrite(path, _record(b""))
 
 
-def drop_torn(folder: Path, session: str) -> None:
-    """Remove a journal a crash left half-written (before its rename): it never existed."""
-    _tmp_for(folder, session).unlink(missing_ok=True)
+def read(folder: Path, session: str) -> JournalEntry | None:
+    """The session's pending entry; None when it is empty, missing or torn."""
+    try:
+        data = path_for(folder, session).read_bytes()
+    except FileNotFoundError:
+        return None
+    if len(data) < _HEADER.size:
+        return None
+    magic, length, checksum = _HEADER.unpack_from(data)
+    payload = data[_HEADER.size : _HEADER.size + length]
+    if magic != _MAGIC or not length or len(payload) != length or zlib.crc32(payload) != checksum:
+        return None
+    try:
+        return JournalEntry.from_json(json.loads(payload))
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
 
 
-def pending(folder: Path) -> list[JournalEntry]:
-    entries = []
-    for path in sorted(folder.glob("*.json")):
-        try:
-            entries.append(JournalEntry.from_json(json.loads(path.read_text(encoding="utf-8"))))
-        except (ValueError, KeyError, TypeError):
-            path.unlink()  # a journal torn before its rename never existed
-    return entries
+def _record(payload: bytes) -> bytes:
+    return _HEADER.pack(_MAGIC, len(payload), zlib.crc32(payload)) + payload
+
+
+def _overwrite(path: Path, record: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        view = memoryview(record)
+        offset = 0
+        while offset < len(view):
+            offset += os.pwrite(fd, view[offset:], offset)
+    finally:
+        os.close(fd)

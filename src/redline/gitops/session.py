@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pygit2
 
+from redline.gitops import journal
 from redline.gitops.errors import SessionError
 from redline.gitops.repo import BRANCH_PREFIX, NOTES_REF, Layout
 
@@ -178,3 +179,4 @@ def close_session(
         with contextlib.suppress(KeyError):
             repo.references.delete(session.branch)
     _meta_path(layout, session.name).unlink(missing_ok=True)
+    journal.path_for(layout.journal, session.name).unlink(missing_ok=True)

@@ -59,7 +59,7 @@ def changed_paths(
     changes: dict[str, Entry | None] = {}
     for path in sorted(paths):
         committed = lookup(repo, tree, path)
-        on_disk = entry_on_disk(repo, root, path)
+        on_disk = entry_on_disk(repo, root, path, committed)
         if on_disk is not None and committed is None and _ignored(worktree, path):
             continue
         if on_disk != committed:

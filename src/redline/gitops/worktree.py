@@ -51,19 +51,30 @@ def check_path(root: Path, relative: str) -> str:
     return "/".join(parts)
 
 
-def entry_on_disk(repo: pygit2.Repository, root: Path, path: str) -> Entry | None:
-    """The blob entry the file at ``path`` would have if committed now (blob written)."""
+def entry_on_disk(
+    repo: pygit2.Repository, root: Path, path: str, committed: Entry | None = None
+) -> Entry | None:
+    """The blob entry the file at ``path`` would have if committed now.
+
+    Its blob is written to ``repo`` unless the entry is ``committed`` (the
+    blob is there already): hashing alone creates no object file.
+    """
     full = root / path
     try:
         info = full.lstat()
     except (FileNotFoundError, NotADirectoryError):
         return None
     if stat.S_ISLNK(info.st_mode):
-        return Entry(repo.create_blob(os.readlink(full).encode()), LINK)
-    if not stat.S_ISREG(info.st_mode):
+        data, mode = os.readlink(full).encode(), LINK
+    elif stat.S_ISREG(info.st_mode):
+        data = full.read_bytes()
+        mode = EXECUTABLE if info.st_mode & stat.S_IXUSR else FILE
+    else:
         return None
-    mode = EXECUTABLE if info.st_mode & stat.S_IXUSR else FILE
-    return Entry(repo.create_blob(full.read_bytes()), mode)
+    entry = Entry(pygit2.hash(data), mode)
+    if entry != committed:
+        repo.create_blob(data)
+    return entry
 
 
 def read_bytes(root: Path, path: str) -> bytes | None:

@@ -17,11 +17,10 @@ measures:
    next to ``python -c 'import click'``, and which packages that process imports.
 
 When a target is missed (or with ``--profile``) the daemon's work is reproduced
-in-process after the daemons are stopped -- ``Service.apply`` on the same
+in-process after the daemons are stopped -- ``Service.apply`` through
+``Service.call`` (which writes the staged objects as one pack) on the same
 sessions, watched by the daemon's own ``Watcher`` -- timed per phase and
-profiled with cProfile, once as shipped and once with the watcher ignoring
-directory ``modified`` events (patched in this process only). Exit status 0
-unless the bench crashes.
+profiled with cProfile. Exit status 0 unless the bench crashes.
 """
 
 from __future__ import annotations
@@ -481,7 +480,7 @@ def patched(targets: list[tuple[object, str, str]], timer: PhaseTimer) -> Iterat
 
 # (label, indent) in the order the daemon runs them; the label is the key in PhaseTimer.
 PHASES: list[tuple[str, int]] = [
-    ("Service.apply (worker thread, total)", 0),
+    ("Service.call (worker thread, total)", 0),
     ("parse_request (pydantic)", 1),
     ("SessionApplier.apply", 1),
     ("_tip (branch ref + tip tree)", 2),
@@ -495,27 +494,21 @@ PHASES: list[tuple[str, int]] = [
     ("_changed_on_disk (re-read target)", 2),
     ("_publish", 2),
     ("notes.prepare (notes blob/trees/commit)", 3),
+    ("StagedObjects.flush (one pack)", 3),
     ("journal.write", 3),
     ("set_ref x2 (branch, notes)", 3),
     ("write_files (worktree)", 3),
     ("update_index (worktree index)", 3),
     ("journal.clear", 3),
 ]
-# The configurations reproduced in-process, as (key, description).
-CONFIGS = [
-    ("shipped", "the daemon's watcher as shipped"),
-    ("dirfix", "watcher ignoring directory 'modified' events (patched here)"),
-]
 
 
-def reproduce(repo: Path, stream: EditStream, edits: int, config: str) -> dict[str, Any]:
+def reproduce(repo: Path, stream: EditStream, edits: int) -> dict[str, Any]:
     """The daemon's worker-thread work for ``edits`` requests, in this process.
 
     As ``lifecycle.run`` wires it: a ``Service`` whose sessions are watched by the
-    real ``Watcher``. With ``config == "dirfix"`` the watcher's handler drops
-    directory ``modified`` events (a directory's mtime moves whenever a file in it
-    is created or renamed, which the file events already report) -- the fix this
-    bench proposes, patched in this process only.
+    real ``Watcher``, each request going through ``Service.call`` (which writes the
+    objects it staged as one pack, and now and then consolidates the packs).
     """
     import redline.gitops.apply as gitapply
     import redline.gitops.snapshot as snapshot
@@ -524,16 +517,6 @@ def reproduce(repo: Path, stream: EditStream, edits: int, config: str) -> dict[s
     from redline.daemon.service import Service
     from redline.gitops import journal, notes
 
-    handler = watching._Handler
-    original = handler.on_any_event
-
-    def without_directory_mtime(self: Any, event: Any) -> None:
-        if event.is_directory and event.event_type == "modified":
-            return
-        original(self, event)
-
-    if config == "dirfix":
-        setattr(handler, "on_any_event", without_directory_mtime)  # noqa: B010
     watcher = watching.Watcher()
     try:
         service = Service(repo)
@@ -542,13 +525,14 @@ def reproduce(repo: Path, stream: EditStream, edits: int, config: str) -> dict[s
 
         def one() -> None:
             path, request = stream.next()
-            stream.record(path, service.apply({"session": SESSION, "request": request}))
+            result = service.call(service.apply, {"session": SESSION, "request": request})
+            stream.record(path, result)
 
         for _ in range(20):
             one()
         timer = PhaseTimer()
         targets: list[tuple[object, str, str]] = [
-            (service, "apply", "Service.apply (worker thread, total)"),
+            (service, "call", "Service.call (worker thread, total)"),
             (schema, "parse_request", "parse_request (pydantic)"),
             (applier, "apply", "SessionApplier.apply"),
             (applier, "_tip", "_tip (branch ref + tip tree)"),
@@ -562,6 +546,7 @@ def reproduce(repo: Path, stream: EditStream, edits: int, config: str) -> dict[s
             (applier, "_changed_on_disk", "_changed_on_disk (re-read target)"),
             (applier, "_publish", "_publish"),
             (notes, "prepare", "notes.prepare (notes blob/trees/commit)"),
+            (service.staged, "flush", "StagedObjects.flush (one pack)"),
             (journal, "write", "journal.write"),
             (notes, "set_ref", "set_ref x2 (branch, notes)"),
             (gitapply, "write_files", "write_files (worktree)"),
@@ -591,9 +576,7 @@ def reproduce(repo: Path, stream: EditStream, edits: int, config: str) -> dict[s
         index_entries = len(applier.worktree.index)
     finally:
         watcher.stop()
-        setattr(handler, "on_any_event", original)  # noqa: B010
     return {
-        "config": config,
         "edits": edits,
         "service_apply_ms": summary(per_call),
         "phases": phases,
@@ -705,54 +688,41 @@ def print_report(data: dict[str, Any]) -> None:
     profile = data.get("profile")
     if profile:
         print_profile(profile)
-        projected = data["projected_dirfix"]
-        print(
-            "\nprojected with the directory fix (in-process dirfix p50 + hello p50): "
-            f"20k {projected['p50_20k_ms']:.2f} ms, 200 {projected['p50_200_ms']:.2f} ms, "
-            f"ratio {projected['ratio']:.2f}, speedup over the git CLI "
-            f"{projected['speedup']:.1f}x"
-        )
 
 
 def print_profile(profile: dict[str, Any]) -> None:
-    columns = [(repo, config) for repo in ("20k", "200") for config, _ in CONFIGS]
-    edits = profile["20k"]["shipped"]["edits"]
+    columns = ("20k", "200")
+    edits = profile["20k"]["edits"]
     print(
-        f"\nin-process reproduction: Service.apply with the daemon's Watcher attached, "
-        f"daemons stopped, {edits} edits per column"
+        f"\nin-process reproduction: Service.call(Service.apply) with the daemon's Watcher "
+        f"attached, daemons stopped, {edits} edits per column"
     )
-    for config, description in CONFIGS:
-        print(f"  {config}: {description}")
-    head = "".join(f"{repo + ' ' + config:>14}" for repo, config in columns)
+    head = "".join(f"{repo:>14}" for repo in columns)
     print(f"  {'phase (ms per request, inclusive)':<52}{head}")
     for label, indent in PHASES:
         cells = "".join(
-            f"{profile[repo][config]['phases'][label]['ms_per_request']:>14.2f}"
-            for repo, config in columns
+            f"{profile[repo]['phases'][label]['ms_per_request']:>14.2f}" for repo in columns
         )
         print(f"  {'  ' * indent + label:<52}{cells}")
     hashed = "entry_on_disk (read + hash one file)"
-    calls = "".join(
-        f"{profile[r][c]['phases'][hashed]['calls_per_request']:>14.1f}" for r, c in columns
-    )
+    calls = "".join(f"{profile[r]['phases'][hashed]['calls_per_request']:>14.1f}" for r in columns)
     print(f"  {'files hashed per request (entry_on_disk calls)':<52}{calls}")
-    p50s = "".join(f"{profile[r][c]['service_apply_ms']['p50_ms']:>14.2f}" for r, c in columns)
-    print(f"  {'Service.apply p50, unpatched timing':<52}{p50s}")
-    for repo, config in (("20k", "shipped"), ("20k", "dirfix"), ("200", "dirfix")):
-        rows = profile[repo][config]["profile"]
-        print(f"\n  cProfile {repo} {config}: top functions by self time (ms per request)")
+    p50s = "".join(f"{profile[r]['service_apply_ms']['p50_ms']:>14.2f}" for r in columns)
+    print(f"  {'Service.call p50, unpatched timing':<52}{p50s}")
+    for repo in columns:
+        rows = profile[repo]["profile"]
+        print(f"\n  cProfile {repo}: top functions by self time (ms per request)")
         for row in rows["by_self"][:12]:
             print(
                 f"    {row['self_ms']:>7.3f} self {row['cumulative_ms']:>7.3f} cum "
                 f"{row['calls_per_request']:>7.1f} calls  {row['function']}"
             )
-    for config in ("shipped", "dirfix"):
-        print(f"\n  cProfile 20k {config}: top functions by cumulative time (ms per request)")
-        for row in profile["20k"][config]["profile"]["by_cumulative"][:18]:
-            print(
-                f"    {row['cumulative_ms']:>7.3f} cum {row['self_ms']:>7.3f} self "
-                f"{row['calls_per_request']:>7.1f} calls  {row['function']}"
-            )
+    print("\n  cProfile 20k: top functions by cumulative time (ms per request)")
+    for row in profile["20k"]["profile"]["by_cumulative"][:18]:
+        print(
+            f"    {row['cumulative_ms']:>7.3f} cum {row['self_ms']:>7.3f} self "
+            f"{row['calls_per_request']:>7.1f} calls  {row['function']}"
+        )
 
 
 # -- main -------------------------------------------------------------------------
@@ -891,22 +861,7 @@ def main() -> None:
     missed = p50_big > TARGET_P50_MS or ratio > TARGET_RATIO or speedup < TARGET_SPEEDUP
     if missed or args.profile:
         data["profile"] = {
-            name: {
-                config: reproduce(repos[name][0], streams[name], sizes.profile_edits, config)
-                for config, _ in CONFIGS
-            }
-            for name in repos
-        }
-        fixed = {
-            name: data["profile"][name]["dirfix"]["service_apply_ms"]["p50_ms"]
-            + data["round_trip"][name]["hello_p50_ms"]
-            for name in repos
-        }
-        data["projected_dirfix"] = {
-            "p50_20k_ms": fixed["20k"],
-            "p50_200_ms": fixed["200"],
-            "ratio": fixed["20k"] / fixed["200"],
-            "speedup": data["git_cli"]["p50_ms"] / fixed["20k"],
+            name: reproduce(repos[name][0], streams[name], sizes.profile_edits) for name in repos
         }
     data["machine"]["load_average_end"] = os.getloadavg()
     print_report(data)

@@ -29,6 +29,8 @@ from gitmode_fixtures import (
     rev,
     wait_dead,
 )
+from redline.daemon.client import Client
+from redline.gitops.packs import CONSOLIDATE_AFTER
 
 
 def state_dir(gm: GitMode) -> Path:
@@ -197,6 +199,47 @@ def test_apply_jsonl_keeps_order_and_reports_the_worst_exit_code(gm: GitMode) ->
     results = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [r["status"] for r in results] == ["applied", "no_match", "applied"]
     assert [len(r["commits"]) for r in results] == [1, 0, 1]
+
+
+def test_a_request_writes_its_objects_as_one_pack_before_it_answers(gm: GitMode) -> None:
+    gm.cli.open_session("s")
+    objects = gm.repo / ".git" / "objects"
+
+    def loose() -> set[str]:
+        return {
+            f"{d.name}/{f.name}" for d in objects.iterdir() if len(d.name) == 2 for f in d.iterdir()
+        }
+
+    def packs() -> set[str]:
+        return {p.name for p in (objects / "pack").glob("*.idx")}
+
+    loose_before, packs_before = loose(), packs()
+    code, result = gm.cli.apply("s", edit("b.py", "VALUE = 1", "VALUE = 2"))
+
+    assert code == 0, result
+    assert loose() == loose_before
+    assert len(packs() - packs_before) == 1  # blob, trees, commit, note and notes commit
+    [commit] = result["commits"]
+    assert git(gm.repo, "show", f"{commit['commit']}:b.py") == "VALUE = 2\n"
+    assert note_of(gm.repo, commit["commit"])["edit"] == commit["edit"]
+    assert_fsck_clean(gm.repo)
+
+
+def test_the_packs_of_many_requests_are_rolled_up_as_they_go(gm: GitMode) -> None:
+    gm.cli.open_session("s")
+    pack_dir = gm.repo / ".git" / "objects" / "pack"
+    before = len(list(pack_dir.glob("*.idx")))
+    edits = CONSOLIDATE_AFTER + 8
+    with Client(gm.socket()) as conn:
+        for i in range(edits):
+            old, new = f"VALUE = {i + 1}", f"VALUE = {i + 2}"
+            result = conn.call("apply", {"session": "s", "request": edit("b.py", old, new)})
+            assert result["status"] == "applied", result
+
+    assert len(list(pack_dir.glob("*.idx"))) - before < edits // 2
+    assert len(branch_commits(gm.repo, "redline/s", "main")) == edits
+    assert git(gm.repo, "show", "redline/s:b.py") == f"VALUE = {edits + 1}\n"
+    assert_fsck_clean(gm.repo)
 
 
 def test_log_lists_the_commits_with_their_evidence(gm: GitMode) -> None:

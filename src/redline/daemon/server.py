@@ -20,7 +20,7 @@ from redline.daemon.service import Service, error_for
 
 log = logging.getLogger("redline.daemon")
 _TOO_LARGE = object()
-LEDGER_REFRESH_DELAY = 1.0  # seconds without apply or approve before the ledger refresh
+QUIET_DELAY = 1.0  # seconds without apply or approve before the idle-time upkeep
 
 
 class Server:
@@ -42,7 +42,7 @@ class Server:
         self._connections = 0
         self._last_activity = time.monotonic()
         self._stopping: asyncio.Event | None = None
-        self._refresh: asyncio.TimerHandle | None = None
+        self._upkeep: asyncio.TimerHandle | None = None
 
     async def run_on_worker(self, fn: Callable[[], Any]) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.worker, fn)
@@ -64,8 +64,8 @@ class Server:
         async with server:
             await self._stopping.wait()
         idle.cancel()
-        if self._refresh is not None:
-            self._refresh.cancel()
+        if self._upkeep is not None:
+            self._upkeep.cancel()
         self.worker.shutdown(wait=True)
         log.info("stopped")
 
@@ -164,7 +164,7 @@ class Server:
                 f"{method!r}; known: {known}",
             )
         try:
-            result = await self.run_on_worker(lambda: handler(params))
+            result = await self.run_on_worker(lambda: self.service.call(handler, params))
         except Exception as exc:  # every failure is answered; the daemon stays up
             err: RpcError = error_for(exc)
             return (
@@ -173,21 +173,21 @@ class Server:
                 else protocol.error(request_id, err.code, err.message, err.data)
             )
         if method in ("apply", "approve"):
-            self._refresh_when_quiet()
+            self._upkeep_when_quiet()
         return None if notification else protocol.response(request_id, result)
 
-    def _refresh_when_quiet(self) -> None:
-        """Refresh the guard's ledger once requests pause, so hooks find it warm.
+    def _upkeep_when_quiet(self) -> None:
+        """Do the idle-time upkeep once requests pause (see ``Service.when_quiet``).
 
         Done when quiet rather than after each request: a burst of edits pays
         nothing, and the catch-up covers all of them at once.
         """
         loop = asyncio.get_running_loop()
-        if self._refresh is not None:
-            self._refresh.cancel()
-        self._refresh = loop.call_later(
-            LEDGER_REFRESH_DELAY,
-            lambda: loop.run_in_executor(self.worker, self.service.refresh_ledger),
+        if self._upkeep is not None:
+            self._upkeep.cancel()
+        self._upkeep = loop.call_later(
+            QUIET_DELAY,
+            lambda: loop.run_in_executor(self.worker, self.service.when_quiet),
         )
 
 

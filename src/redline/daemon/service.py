@@ -20,6 +20,7 @@ from redline.gitops import notes
 from redline.gitops import session as sessions
 from redline.gitops.apply import SessionApplier, recover
 from redline.gitops.errors import GitModeError, SessionError
+from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects, consolidate
 from redline.gitops.repo import main_repository
 from redline.hooks import ledger
 from redline.hooks.approve import approve
@@ -34,6 +35,8 @@ class Service:
     def __init__(self, repo_path: Path, fault: Callable[[str], None] | None = None) -> None:
         self.repo, self.layout = main_repository(repo_path)
         self.layout.ensure()
+        # Every object the daemon writes is staged, then written as one pack per call.
+        self.staged = StagedObjects.attach(self.repo)
         self._fault = fault
         self._appliers: dict[str, SessionApplier] = {}
         self._hints: dict[str, FailureHints] = {}
@@ -69,10 +72,25 @@ class Service:
                 session,
                 fault=self._fault,
                 policy_for=lambda tree: policy_from_tree(self.repo, tree),
+                staged=self.staged,
             )
             self._appliers[name] = applier
             self.on_session_open(applier)
         return self._appliers[name]
+
+    def call(self, method: Callable[[dict[str, Any]], Any], params: dict[str, Any]) -> Any:
+        """Run one method; the objects it wrote are on disk before it answers."""
+        try:
+            return method(params)
+        finally:
+            self.staged.flush()
+            if self.staged.written >= CONSOLIDATE_AFTER:
+                self.consolidate()
+
+    def consolidate(self) -> None:
+        """Roll the packs written since the last time together (see gitops.packs)."""
+        if self.staged.written and consolidate(Path(self.repo.path)):
+            self.staged.written = 0
 
     # -- methods ---------------------------------------------------------------
 
@@ -144,8 +162,9 @@ class Service:
             self._hints.setdefault(name, FailureHints()).observe(request.path, turn, result)
         return result.to_dict()
 
-    def refresh_ledger(self) -> None:
-        """Bring the guard's ledger cache up to date while idle, so hooks find it warm."""
+    def when_quiet(self) -> None:
+        """Idle-time upkeep: roll up packs, and warm the guard's ledger cache for hooks."""
+        self.consolidate()
         try:
             ledger.load(self.repo)
         except Exception:  # a cache is an optimisation; the hook rebuilds it if needed

@@ -26,6 +26,7 @@ from redline.engine.policy import Policy
 from redline.engine.result import Commit, Result
 from redline.gitops import journal, notes
 from redline.gitops.index import IndexPatcher, repair_checksum
+from redline.gitops.packs import StagedObjects
 from redline.gitops.repo import NOTES_REF, Layout, signature
 from redline.gitops.session import Session
 from redline.gitops.snapshot import TreeSnapshot, changed_paths
@@ -88,8 +89,10 @@ class SessionApplier:
         *,
         fault: Callable[[str], None] | None = None,
         policy_for: Callable[[pygit2.Tree], Policy] | None = None,
+        staged: StagedObjects | None = None,
     ) -> None:
         self.repo = repo
+        self._staged = staged
         self.layout = layout
         self.session = session
         self.root = Path(session.worktree)
@@ -430,6 +433,8 @@ class SessionApplier:
             files={p: (str(e.oid), int(e.mode)) if e else None for p, e in files.items()},
             stage=tuple(sorted({*files, *external})),
         )
+        if self._staged is not None:
+            self._staged.flush()  # what the journal names must be on disk first
         self._fault("before-journal")
         journal.write(self.layout.journal, entry)
         self._fault("after-journal")

@@ -9,6 +9,7 @@ import pygit2
 import pytest
 
 from gitmode_fixtures import FILES, assert_fsck_clean, git, make_repo
+from redline.gitops import notes
 from redline.gitops.packs import StagedObjects, consolidate, write_pack
 
 
@@ -98,7 +99,7 @@ def test_consolidation_rolls_small_packs_together_under_a_live_handle(repo: Path
     handle.references.create("refs/heads/many", commits[-1])
     before = len(_packs(repo))
 
-    assert consolidate(repo / ".git")
+    assert consolidate(repo / ".git") is None
 
     assert len(_packs(repo)) < before
     for i, commit in enumerate(commits):  # the handle that saw the old packs still reads all
@@ -106,9 +107,22 @@ def test_consolidation_rolls_small_packs_together_under_a_live_handle(repo: Path
     assert_fsck_clean(repo)
 
 
-def test_consolidation_without_git_says_so_and_keeps_the_packs(
-    repo: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+def test_consolidation_without_git_says_what_to_do(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(repo / "no-such-dir"))
-    assert not consolidate(repo / ".git")
-    assert "install git" in caplog.text
+    problem = consolidate(repo / ".git")
+    assert problem is not None and "install git" in problem
+
+
+def test_a_ref_never_names_an_object_still_in_memory(repo: Path) -> None:
+    handle = pygit2.Repository(str(repo))
+    staged = StagedObjects.attach(handle)
+    commit = _commit_file(handle, "new.txt", b"new\n")
+    assert staged.pending == 3
+
+    notes.set_ref(handle, "refs/heads/moved", None, commit, "test: move")
+
+    assert staged.pending == 0
+    assert git(repo, "show", "moved:new.txt") == "new\n"  # a process of its own reads it
+    assert_fsck_clean(repo)

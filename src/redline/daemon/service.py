@@ -89,8 +89,13 @@ class Service:
 
     def consolidate(self) -> None:
         """Roll the packs written since the last time together (see gitops.packs)."""
-        if self.staged.written and consolidate(Path(self.repo.path)):
+        if not self.staged.written:
+            return
+        problem = consolidate(Path(self.repo.path))
+        if problem is None:
             self.staged.written = 0
+        else:
+            log.warning("could not roll up the packs redline wrote: %s", problem)
 
     # -- methods ---------------------------------------------------------------
 

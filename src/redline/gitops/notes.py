@@ -16,6 +16,7 @@ from typing import Any
 import pygit2
 
 from redline.gitops.errors import RefMoved
+from redline.gitops.packs import flush_staged
 from redline.gitops.repo import NOTES_REF
 from redline.gitops.trees import FILE, TREE, Entry, update
 
@@ -145,7 +146,12 @@ def publish(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid) ->
 def set_ref(
     repo: pygit2.Repository, name: str, old: pygit2.Oid | None, new: pygit2.Oid, message: str
 ) -> None:
-    """Compare-and-swap ``name`` from ``old`` (None: must not exist) to ``new``."""
+    """Compare-and-swap ``name`` from ``old`` (None: must not exist) to ``new``.
+
+    Objects staged in memory (see gitops.packs) are written first: a ref never
+    names an object that is not on disk.
+    """
+    flush_staged(repo)
     try:
         if old is None:
             repo.create_reference_direct(name, new, False, message=message)

@@ -15,20 +15,17 @@ together with ``git repack --geometric``, as git's own maintenance does.
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import struct
-import subprocess
 import zlib
 from pathlib import Path
 
 import pygit2
 
-log = logging.getLogger("redline.daemon")
-
 PRIORITY = 3  # above libgit2's packs (2) and loose objects (1): every write comes here
 CONSOLIDATE_AFTER = 32  # packs written since the last roll-up
 _TMP_PREFIX = "tmp_pack_redline_"
+_ATTACHED: dict[str, StagedObjects] = {}  # repository path -> its staging backend
 
 
 class StagedObjects(pygit2.OdbBackend):
@@ -45,6 +42,7 @@ class StagedObjects(pygit2.OdbBackend):
         staged = cls(Path(repo.path) / "objects")
         staged.remove_temporary_files()
         repo.odb.add_backend(staged, PRIORITY)
+        _ATTACHED[repo.path] = staged
         return staged
 
     # -- the backend ------------------------------------------------------------------
@@ -103,6 +101,13 @@ class StagedObjects(pygit2.OdbBackend):
         if self.pack_dir.is_dir():
             for leftover in self.pack_dir.glob(f"{_TMP_PREFIX}*"):
                 leftover.unlink(missing_ok=True)
+
+
+def flush_staged(repo: pygit2.Repository) -> None:
+    """Write the objects staged for ``repo``, if any: called before a ref may name them."""
+    staged = _ATTACHED.get(repo.path)
+    if staged is not None:
+        staged.flush()
 
 
 def write_pack(pack_dir: Path, objects: dict[pygit2.Oid, tuple[int, bytes]]) -> str:
@@ -168,8 +173,10 @@ def _write_new(folder: Path, name: str, data: bytes | bytearray) -> None:
     os.replace(tmp, folder / name)
 
 
-def consolidate(repo_dir: Path) -> bool:
-    """Roll small packs together (``git repack -d --geometric=2``); False when it could not."""
+def consolidate(repo_dir: Path) -> str | None:
+    """Roll small packs together (``git repack -d --geometric=2``); why it could not, or None."""
+    import subprocess  # only here: the guard hook imports this module too
+
     try:
         done = subprocess.run(
             ["git", "-C", str(repo_dir), "repack", "-d", "-q", "--geometric=2"],
@@ -178,14 +185,8 @@ def consolidate(repo_dir: Path) -> bool:
             check=False,
         )
     except OSError as exc:
-        log.warning("cannot roll up redline's packs (%s); install git, or run `git gc`", exc)
-        return False
+        return f"cannot run git ({exc}); install git, or run `git gc` now and then"
     if done.returncode != 0:
-        log.warning(
-            "git repack failed (%s): %s; run `git gc` in %s",
-            done.returncode,
-            done.stderr.decode(errors="replace").strip(),
-            repo_dir,
-        )
-        return False
-    return True
+        problem = done.stderr.decode(errors="replace").strip()
+        return f"git repack failed ({done.returncode}: {problem}); run `git gc` in {repo_dir}"
+    return None

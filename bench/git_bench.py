@@ -178,6 +178,24 @@ def build_repo(runner: Runner, path: Path, dirs: int) -> float:
     return time.perf_counter() - started
 
 
+def creation_ms(folder: Path, count: int = 50) -> float:
+    """Median ms to create (and close) an empty file in ``folder``: this disk's price of a file.
+
+    Each request creates a handful of files (a pack and its index, ref locks, a
+    temporary file, ``index.lock``), and on some disks that price varies by
+    directory by more than 10x; it is printed so runs can be compared fairly.
+    """
+    samples = []
+    for i in range(count):
+        probe = folder / f".rlb-probe-{i}"
+        started = time.perf_counter()
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        samples.append((time.perf_counter() - started) * 1000)
+    for i in range(count):
+        (folder / f".rlb-probe-{i}").unlink()
+    return statistics.median(samples)
+
+
 def edited_paths(dirs: int) -> list[str]:
     """EDITED_FILES distinct files spread over the directories."""
     return [
@@ -792,10 +810,25 @@ def main() -> None:
             status = runner.cli("daemon", "status", "--json", "--repo", str(path))
             sockets[name] = Path(status["socket"])
             streams[name] = EditStream.over(dirs)
-            setup[name] = {"build_s": built, "session_open_s": opened, "socket": status["socket"]}
+            create_ms = {
+                where: creation_ms(folder)
+                for where, folder in (
+                    ("objects/pack", path / ".git" / "objects" / "pack"),
+                    ("refs/heads", path / ".git" / "refs" / "heads"),
+                    ("worktree", path / ".git" / "redline" / "worktrees" / SESSION / "d001"),
+                )
+            }
+            setup[name] = {
+                "build_s": built,
+                "session_open_s": opened,
+                "socket": status["socket"],
+                "file_create_ms": create_ms,
+            }
             print(
                 f"  {name}: built and packed in {built:.1f} s; daemon start + session open "
-                f"(worktree checkout) {opened:.1f} s; socket {status['socket']}"
+                f"(worktree checkout) {opened:.1f} s; socket {status['socket']}\n"
+                "    creating one empty file (ms, median of 50): "
+                + ", ".join(f"{where} {ms:.3f}" for where, ms in create_ms.items())
             )
         data["setup"] = setup
 

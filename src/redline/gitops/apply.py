@@ -26,6 +26,7 @@ from redline.engine.policy import Policy
 from redline.engine.result import Commit, Result
 from redline.gitops import journal, notes
 from redline.gitops.index import IndexPatcher, repair_checksum
+from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.packs import StagedObjects
 from redline.gitops.repo import NOTES_REF, Layout, signature
 from redline.gitops.session import Session
@@ -296,7 +297,7 @@ class SessionApplier:
         if outcome.data is None:
             return result, []
         mode = snapshot.mode(path) or FILE
-        entry = Entry(self.repo.create_blob(outcome.data), mode)
+        entry = Entry(write_blob(self.repo, outcome.data), mode)
         operations = [
             {
                 "path": path,
@@ -360,7 +361,7 @@ class SessionApplier:
         mode = snapshot.mode(change.origin or change.path) or FILE
         if mode == LINK:
             mode = FILE
-        return Entry(self.repo.create_blob(change.after), mode)
+        return Entry(write_blob(self.repo, change.after), mode)
 
     def _note(
         self,
@@ -392,7 +393,7 @@ class SessionApplier:
     ) -> tuple[pygit2.Oid, pygit2.Tree]:
         new_tree = update(self.repo, tree, group.files)
         sig = signature(self.repo)
-        oid = self.repo.create_commit(None, sig, sig, group.message, new_tree, [parent])
+        oid = write_commit(self.repo, new_tree, [parent], sig, sig, group.message)
         built = self.repo[new_tree]
         assert isinstance(built, pygit2.Tree)
         return oid, built

@@ -16,6 +16,7 @@ from typing import Any
 import pygit2
 
 from redline.gitops.errors import RefMoved
+from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.packs import flush_staged
 from redline.gitops.repo import NOTES_REF
 from redline.gitops.trees import FILE, TREE, Entry, update
@@ -116,13 +117,13 @@ def prepare(
     for commit, note in notes.items():
         fanned, flat = _paths(commit)
         data = json.dumps(note, ensure_ascii=False, sort_keys=True, indent=1).encode() + b"\n"
-        changes[fanned] = Entry(repo.create_blob(data), FILE)
+        changes[fanned] = Entry(write_blob(repo, data), FILE)
         if tree is not None and flat in tree and tree[flat].filemode != TREE:
             changes[flat] = None
     new_tree = update(repo, tree, changes)
     message = "Notes added by redline\n"
     parents = [parent] if parent is not None else []
-    return repo.create_commit(None, signature, signature, message, new_tree, parents)
+    return write_commit(repo, new_tree, parents, signature, signature, message)
 
 
 def current(repo: pygit2.Repository) -> pygit2.Oid | None:

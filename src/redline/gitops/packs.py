@@ -103,9 +103,14 @@ class StagedObjects(pygit2.OdbBackend):
                 leftover.unlink(missing_ok=True)
 
 
+def staged_for(repo: pygit2.Repository) -> StagedObjects | None:
+    """The staging backend attached to ``repo``, if any."""
+    return _ATTACHED.get(repo.path)
+
+
 def flush_staged(repo: pygit2.Repository) -> None:
     """Write the objects staged for ``repo``, if any: called before a ref may name them."""
-    staged = _ATTACHED.get(repo.path)
+    staged = staged_for(repo)
     if staged is not None:
         staged.flush()
 

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 import pygit2
 
 from redline.engine.errors import RequestError
+from redline.gitops.objects import write_blob
 from redline.gitops.trees import EXECUTABLE, FILE, LINK, Entry
 
 TEMP_SUFFIX = ".redline-tmp"
@@ -73,7 +74,7 @@ def entry_on_disk(
         return None
     entry = Entry(pygit2.hash(data), mode)
     if entry != committed:
-        repo.create_blob(data)
+        write_blob(repo, data)
     return entry
 
 

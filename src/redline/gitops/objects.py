@@ -1,0 +1,75 @@
+"""Writing git objects: blobs, trees and commits, serialised here.
+
+When the repository has a staging backend (the daemon's, see gitops.packs)
+an object goes straight into it: libgit2's own write path looks for every new
+object in all backends and, not finding it, rescans the pack directory first
+(about 0.1 ms an object). Without one, objects are written through libgit2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+
+import pygit2
+
+from redline.gitops.packs import staged_for
+
+COMMIT = int(pygit2.enums.ObjectType.COMMIT)
+TREE_OBJECT = int(pygit2.enums.ObjectType.TREE)
+BLOB = int(pygit2.enums.ObjectType.BLOB)
+_NAMES = {COMMIT: b"commit", TREE_OBJECT: b"tree", BLOB: b"blob"}
+_TREE_MODE = int(pygit2.enums.FileMode.TREE)
+
+
+def write(repo: pygit2.Repository, kind: int, data: bytes) -> pygit2.Oid:
+    """Store one object; its id."""
+    staged = staged_for(repo)
+    if staged is None:
+        return repo.odb.write(kind, data)
+    header = b"%s %d\0" % (_NAMES[kind], len(data))
+    oid = pygit2.Oid(raw=hashlib.sha1(header + data).digest())
+    staged.write_cb(oid, data, kind)
+    return oid
+
+
+def write_blob(repo: pygit2.Repository, data: bytes) -> pygit2.Oid:
+    return write(repo, BLOB, data)
+
+
+def write_tree(
+    repo: pygit2.Repository, entries: Iterable[tuple[str, int, pygit2.Oid]]
+) -> pygit2.Oid:
+    """A tree of ``(name, mode, id)`` entries, sorted as git sorts them."""
+
+    def order(entry: tuple[str, int, pygit2.Oid]) -> bytes:
+        name = entry[0].encode("utf-8", "surrogateescape")
+        return name + b"/" if entry[1] == _TREE_MODE else name
+
+    body = bytearray()
+    for name, mode, oid in sorted(entries, key=order):
+        body += b"%o %s\0" % (mode, name.encode("utf-8", "surrogateescape"))
+        body += oid.raw
+    return write(repo, TREE_OBJECT, bytes(body))
+
+
+def write_commit(
+    repo: pygit2.Repository,
+    tree: pygit2.Oid,
+    parents: Sequence[pygit2.Oid],
+    author: pygit2.Signature,
+    committer: pygit2.Signature,
+    message: str,
+) -> pygit2.Oid:
+    lines = [b"tree " + str(tree).encode()]
+    lines += [b"parent " + str(parent).encode() for parent in parents]
+    lines.append(b"author " + _ident(author))
+    lines.append(b"committer " + _ident(committer))
+    body = b"\n".join(lines) + b"\n\n" + message.encode("utf-8")
+    return write(repo, COMMIT, body)
+
+
+def _ident(sig: pygit2.Signature) -> bytes:
+    sign = "-" if sig.offset < 0 else "+"
+    hours, minutes = divmod(abs(sig.offset), 60)
+    return f"{sig.name} <{sig.email}> {sig.time} {sign}{hours:02d}{minutes:02d}".encode()

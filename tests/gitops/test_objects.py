@@ -1,0 +1,70 @@
+"""Objects serialised by redline must be the ones libgit2 and git would write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from gitmode_fixtures import FILES, assert_fsck_clean, git, make_repo
+from redline.gitops import notes
+from redline.gitops.objects import write_blob, write_commit, write_tree
+from redline.gitops.packs import StagedObjects
+
+FILE = int(pygit2.enums.FileMode.BLOB)
+TREE = int(pygit2.enums.FileMode.TREE)
+
+
+@pytest.fixture(params=["libgit2", "staged"])
+def handle(request: pytest.FixtureRequest, tmp_path: Path) -> pygit2.Repository:
+    repo = pygit2.Repository(str(make_repo(tmp_path / "repo", FILES)))
+    if request.param == "staged":
+        StagedObjects.attach(repo)
+    return repo
+
+
+def test_trees_sort_and_encode_as_git_does(handle: pygit2.Repository) -> None:
+    blob = write_blob(handle, b"x\n")
+    assert blob == pygit2.hash(b"x\n")
+    sub = write_tree(handle, [("inner.txt", FILE, blob)])
+    entries = [
+        ("a", TREE, sub),  # sorts as "a/": after "a.b" and "a-b", before "a0"
+        ("a.b", FILE, blob),
+        ("a-b", int(pygit2.enums.FileMode.BLOB_EXECUTABLE), blob),
+        ("a0", int(pygit2.enums.FileMode.LINK), blob),
+        ("Zeta", FILE, blob),
+        ("naïve.txt", FILE, blob),
+    ]
+    builder = handle.TreeBuilder()
+    for name, mode, oid in entries:
+        builder.insert(name, oid, mode)
+    assert write_tree(handle, reversed(entries)) == builder.write()
+
+
+def test_commits_encode_as_libgit2_does(handle: pygit2.Repository) -> None:
+    head = handle.head.peel(pygit2.Commit)
+    for offset in (0, 330, -480):
+        author = pygit2.Signature("Zoë Agent", "zoe@example.com", 1_700_000_123, offset)
+        committer = pygit2.Signature("redline", "redline@localhost", 1_700_000_456, -offset)
+        message = "redline: edit a.py\n\nBody ✓\n\nRedline-Edit: abc\n"
+        ours = write_commit(handle, head.tree.id, [head.id], author, committer, message)
+        theirs = handle.create_commit(None, author, committer, message, head.tree.id, [head.id])
+        assert ours == theirs
+
+
+def test_git_reads_what_was_written(handle: pygit2.Repository) -> None:
+    head = handle.head.peel(pygit2.Commit)
+    blob = write_blob(handle, b"new file\n")
+    kept = [(e.name, int(e.filemode), e.id) for e in head.tree]
+    tree = write_tree(handle, [*kept, ("new.txt", FILE, blob)])
+    sig = pygit2.Signature("T", "t@example.com", 1_700_000_000, 60)
+    commit = write_commit(handle, tree, [head.id], sig, sig, "add new.txt\n")
+    notes.set_ref(handle, "refs/heads/written", None, commit, "test")  # writes what is staged
+
+    root = Path(handle.workdir)
+    assert git(root, "show", "written:new.txt") == "new file\n"
+    assert git(root, "log", "-1", "--format=%an %ae %ad", "--date=raw", "written") == (
+        "T t@example.com 1700000000 +0100\n"
+    )
+    assert_fsck_clean(root)

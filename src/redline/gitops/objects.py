@@ -1,15 +1,17 @@
-"""Writing git objects: blobs, trees and commits, serialised here.
+"""Writing git objects: blobs and commits, serialised here.
 
 When the repository has a staging backend (the daemon's, see gitops.packs)
 an object goes straight into it: libgit2's own write path looks for every new
 object in all backends and, not finding it, rescans the pack directory first
 (about 0.1 ms an object). Without one, objects are written through libgit2.
+Trees are still built by libgit2's TreeBuilder (see gitops.trees), which is
+quicker than doing it in Python even with that detour.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import pygit2
 
@@ -19,7 +21,6 @@ COMMIT = int(pygit2.enums.ObjectType.COMMIT)
 TREE_OBJECT = int(pygit2.enums.ObjectType.TREE)
 BLOB = int(pygit2.enums.ObjectType.BLOB)
 _NAMES = {COMMIT: b"commit", TREE_OBJECT: b"tree", BLOB: b"blob"}
-_TREE_MODE = int(pygit2.enums.FileMode.TREE)
 
 
 def write(repo: pygit2.Repository, kind: int, data: bytes) -> pygit2.Oid:
@@ -35,22 +36,6 @@ def write(repo: pygit2.Repository, kind: int, data: bytes) -> pygit2.Oid:
 
 def write_blob(repo: pygit2.Repository, data: bytes) -> pygit2.Oid:
     return write(repo, BLOB, data)
-
-
-def write_tree(
-    repo: pygit2.Repository, entries: Iterable[tuple[str, int, pygit2.Oid]]
-) -> pygit2.Oid:
-    """A tree of ``(name, mode, id)`` entries, sorted as git sorts them."""
-
-    def order(entry: tuple[str, int, pygit2.Oid]) -> bytes:
-        name = entry[0].encode("utf-8", "surrogateescape")
-        return name + b"/" if entry[1] == _TREE_MODE else name
-
-    body = bytearray()
-    for name, mode, oid in sorted(entries, key=order):
-        body += b"%o %s\0" % (mode, name.encode("utf-8", "surrogateescape"))
-        body += oid.raw
-    return write(repo, TREE_OBJECT, bytes(body))
 
 
 def write_commit(

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 
 import pygit2
 
-from redline.gitops.objects import write_tree
-
 FILE = pygit2.enums.FileMode.BLOB
 EXECUTABLE = pygit2.enums.FileMode.BLOB_EXECUTABLE
 LINK = pygit2.enums.FileMode.LINK
@@ -46,13 +44,6 @@ def update(
 
     Only the trees along changed paths are rewritten; empty directories vanish.
     """
-    return _update(repo, tree, changes)[0]
-
-
-def _update(
-    repo: pygit2.Repository, tree: pygit2.Tree | None, changes: Mapping[str, Entry | None]
-) -> tuple[pygit2.Oid, int]:
-    """The new tree's id and its number of entries."""
     nested: dict[str, dict[str, Entry | None]] = {}
     direct: dict[str, Entry | None] = {}
     for path, entry in changes.items():
@@ -61,28 +52,26 @@ def _update(
             nested.setdefault(head, {})[rest] = entry
         else:
             direct[head] = entry
-    entries: dict[str, tuple[int, pygit2.Oid]] = {}
-    if tree is not None:
-        for item in tree:
-            raw = item.raw_name or b""  # a tree entry always has a name
-            name = raw.decode("utf-8", "surrogateescape")
-            entries[name] = (int(item.filemode), item.id)
+    builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
     for name, entry in direct.items():
         if entry is None:
-            entries.pop(name, None)
+            if builder.get(name) is not None:
+                builder.remove(name)
         else:
-            entries[name] = (int(entry.mode), entry.oid)
+            builder.insert(name, entry.oid, entry.mode)
     for name, sub_changes in nested.items():
-        existing = entries.get(name)
+        existing = builder.get(name)
         subtree = None
-        if existing is not None and existing[0] == TREE:
-            found = repo[existing[1]]
+        if existing is not None and existing.filemode == TREE:
+            found = repo[existing.id]
             assert isinstance(found, pygit2.Tree)
             subtree = found
-        new_id, count = _update(repo, subtree, sub_changes)
-        if count:
-            entries[name] = (int(TREE), new_id)
+        new_id = update(repo, subtree, sub_changes)
+        written = repo[new_id]
+        assert isinstance(written, pygit2.Tree)
+        if len(written) == 0:
+            if existing is not None:
+                builder.remove(name)
         else:
-            entries.pop(name, None)
-    oid = write_tree(repo, [(name, mode, oid) for name, (mode, oid) in entries.items()])
-    return oid, len(entries)
+            builder.insert(name, new_id, TREE)
+    return builder.write()

@@ -18,9 +18,8 @@ import pygit2
 from redline.gitops.packs import staged_for
 
 COMMIT = int(pygit2.enums.ObjectType.COMMIT)
-TREE_OBJECT = int(pygit2.enums.ObjectType.TREE)
 BLOB = int(pygit2.enums.ObjectType.BLOB)
-_NAMES = {COMMIT: b"commit", TREE_OBJECT: b"tree", BLOB: b"blob"}
+_NAMES = {COMMIT: b"commit", BLOB: b"blob"}
 
 
 def write(repo: pygit2.Repository, kind: int, data: bytes) -> pygit2.Oid:
@@ -30,7 +29,7 @@ def write(repo: pygit2.Repository, kind: int, data: bytes) -> pygit2.Oid:
         return repo.odb.write(kind, data)
     header = b"%s %d\0" % (_NAMES[kind], len(data))
     oid = pygit2.Oid(raw=hashlib.sha1(header + data).digest())
-    staged.write_cb(oid, data, kind)
+    staged.stage(oid, kind, data)
     return oid
 
 

@@ -66,7 +66,7 @@ class StagedObjects(pygit2.OdbBackend):
         return self._complete(oid)
 
     def write_cb(self, oid: pygit2.Oid, data: bytes, kind: int) -> None:
-        self._staged[oid] = (kind, bytes(data))
+        self.stage(oid, kind, data)
 
     def refresh_cb(self) -> None:
         """Nothing to re-read: what is staged is only in memory."""
@@ -83,6 +83,10 @@ class StagedObjects(pygit2.OdbBackend):
         return found[0]
 
     # -- writing ----------------------------------------------------------------------
+
+    def stage(self, oid: pygit2.Oid, kind: int, data: bytes) -> None:
+        """Hold one object (``oid`` must be its id) until the next flush."""
+        self._staged[oid] = (kind, bytes(data))
 
     @property
     def pending(self) -> int:

@@ -72,7 +72,6 @@ class Service:
                 session,
                 fault=self._fault,
                 policy_for=lambda tree: policy_from_tree(self.repo, tree),
-                staged=self.staged,
             )
             self._appliers[name] = applier
             self.on_session_open(applier)

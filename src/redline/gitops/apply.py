@@ -27,7 +27,7 @@ from redline.engine.result import Commit, Result
 from redline.gitops import journal, notes
 from redline.gitops.index import IndexPatcher, repair_checksum
 from redline.gitops.objects import write_blob, write_commit
-from redline.gitops.packs import StagedObjects
+from redline.gitops.packs import flush_staged
 from redline.gitops.repo import NOTES_REF, Layout, signature
 from redline.gitops.session import Session
 from redline.gitops.snapshot import TreeSnapshot, changed_paths
@@ -90,10 +90,8 @@ class SessionApplier:
         *,
         fault: Callable[[str], None] | None = None,
         policy_for: Callable[[pygit2.Tree], Policy] | None = None,
-        staged: StagedObjects | None = None,
     ) -> None:
         self.repo = repo
-        self._staged = staged
         self.layout = layout
         self.session = session
         self.root = Path(session.worktree)
@@ -434,8 +432,7 @@ class SessionApplier:
             files={p: (str(e.oid), int(e.mode)) if e else None for p, e in files.items()},
             stage=tuple(sorted({*files, *external})),
         )
-        if self._staged is not None:
-            self._staged.flush()  # what the journal names must be on disk first
+        flush_staged(self.repo)  # what the journal names must be on disk first
         self._fault("before-journal")
         journal.write(self.layout.journal, entry)
         self._fault("after-journal")

@@ -250,4 +250,5 @@ def run(
         try:
             asyncio.run(main())
         finally:
+            service.shutdown()
             watcher.stop()

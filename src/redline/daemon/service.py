@@ -22,6 +22,7 @@ from redline.gitops.apply import SessionApplier, recover
 from redline.gitops.errors import GitModeError, SessionError
 from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects, consolidate
 from redline.gitops.repo import main_repository
+from redline.gitops.spares import SparePool
 from redline.hooks import ledger
 from redline.hooks.approve import approve
 from redline.hooks.config import policy_from_tree
@@ -37,6 +38,8 @@ class Service:
         self.layout.ensure()
         # Every object the daemon writes is staged, then written as one pack per call.
         self.staged = StagedObjects.attach(self.repo)
+        # ...and the files it creates take the inode of a spare made ahead of time.
+        self.spares = SparePool(self.layout.state / "spares")
         self._fault = fault
         self._appliers: dict[str, SessionApplier] = {}
         self._hints: dict[str, FailureHints] = {}
@@ -49,11 +52,15 @@ class Service:
 
     def startup(self) -> None:
         """Finish requests a crash interrupted, and start watching every session."""
+        self.spares.start()
         for session in sessions.all_sessions(self.layout):
             try:
                 self.applier(session.name)
             except Exception:  # one broken session must not keep the others from being served
                 log.exception("session %s: cannot load it; its requests will say why", session.name)
+
+    def shutdown(self) -> None:
+        self.spares.stop()
 
     def applier(self, name: str) -> SessionApplier:
         if name not in self._appliers:

@@ -24,6 +24,8 @@ import struct
 from pathlib import Path
 from typing import Any
 
+from redline.gitops import spares
+
 _HEADER = struct.Struct(">4sII")
 _STAT = struct.Struct(">10I")  # ctime s, ns, mtime s, ns, dev, ino, mode, uid, gid, size
 _EXTENDED = 0x4000
@@ -128,7 +130,7 @@ class IndexPatcher:
         digest = self._digest(body)
         lock = self.path.with_name(self.path.name + ".lock")
         try:
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = spares.open_new(lock)
         except FileExistsError:
             self._data = None
             return False  # someone else is writing the index: let libgit2 wait its turn
@@ -147,8 +149,8 @@ class IndexPatcher:
                 lock.unlink()
             else:
                 try:
-                    _write_all(fd, body)
-                    _write_all(fd, memoryview(digest))
+                    spares.write_all(fd, body)
+                    spares.write_all(fd, memoryview(digest))
                 finally:
                     os.close(fd)
                 os.replace(lock, self.path)
@@ -195,11 +197,6 @@ def repair_checksum(path: Path) -> bool:
     finally:
         os.close(fd)
     return True
-
-
-def _write_all(fd: int, piece: memoryview) -> None:
-    while piece:
-        piece = piece[os.write(fd, piece) :]
 
 
 def _stamp(path: Path) -> tuple[int, int, int]:

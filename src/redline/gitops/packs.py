@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pygit2
 
+from redline.gitops import spares
+
 PRIORITY = 3  # above libgit2's packs (2) and loose objects (1): every write comes here
 CONSOLIDATE_AFTER = 32  # packs written since the last roll-up
 _TMP_PREFIX = "tmp_pack_redline_"
@@ -172,11 +174,9 @@ def _entry_header(kind: int, size: int) -> bytes:
 
 def _write_new(folder: Path, name: str, data: bytes | bytearray) -> None:
     tmp = folder / f"{_TMP_PREFIX}{name}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    fd = spares.open_new(tmp, 0o444)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        spares.write_all(fd, data)
     finally:
         os.close(fd)
     os.replace(tmp, folder / name)

@@ -5,14 +5,15 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
 import pygit2
 
 from redline.engine.errors import RequestError
+from redline.gitops import spares
 from redline.gitops.objects import write_blob
 from redline.gitops.trees import EXECUTABLE, FILE, LINK, Entry
 
@@ -97,7 +98,8 @@ def write_files(repo: pygit2.Repository, root: Path, files: Mapping[str, Entry |
         target.parent.mkdir(parents=True, exist_ok=True)
         blob = repo[entry.oid]
         assert isinstance(blob, pygit2.Blob)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
+        tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+        fd = spares.open_new(tmp, 0o600)
         try:
             if entry.mode == LINK:
                 os.close(fd)

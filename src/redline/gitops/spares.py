@@ -1,0 +1,183 @@
+"""Empty files made ahead of time, so that a request links an inode instead of allocating one.
+
+Every edit creates a handful of files: a pack and its index, the ref locks,
+the worktree file's temporary, ``index.lock``. On a file system short of free
+inodes near a directory, allocating one costs up to a millisecond of kernel
+time, while giving an existing inode a new name costs a hundredth of that.
+A :class:`SparePool` keeps empty files in one folder, topped up by its own
+thread, and :func:`open_new` moves one to the name wanted.
+
+``open_new`` keeps the meaning of ``open(O_CREAT | O_EXCL)``: ``link(2)``
+fails when the name exists, so a lock taken this way excludes git exactly as
+one git takes itself. A spare is trusted only while it is empty and has no
+other name: a process killed between ``link`` and ``unlink`` leaves a spare
+that is also some other file, and such a spare is thrown away (its name only)
+instead of used.
+
+Without a pool (the hooks, the CLI), or when the pool is empty or on another
+file system, ``open_new`` creates the file as usual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import threading
+from pathlib import Path
+
+KEEP = 256  # about forty edits' worth; the pool is topped up while requests are served
+_pool: SparePool | None = None
+
+
+def open_new(path: Path, mode: int = 0o644) -> int:
+    """A new empty file at ``path``, opened for writing; FileExistsError if ``path`` exists.
+
+    ``mode`` is masked by the umask, as ``os.open`` does.
+    """
+    pool = _pool
+    if pool is not None:
+        fd = pool.take(path, mode)
+        if fd is not None:
+            return fd
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+
+
+def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may write less than asked)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class SparePool:
+    """Up to ``keep`` empty files under ``folder``; one thread makes more as they are taken.
+
+    The spares are kept in two sub-folders: requests take from one while the
+    thread fills the other, so a request never waits for the folder lock an
+    allocation holds.
+    """
+
+    def __init__(self, folder: Path, keep: int = KEEP) -> None:
+        self.folder = folder
+        self.keep = keep
+        self._bins = (folder / "a", folder / "b")
+        self._spares: tuple[list[str], list[str]] = ([], [])
+        self._drain = 0  # the bin requests take from; the thread fills the other
+        self._lock = threading.Lock()
+        self._wanted = threading.Event()
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._serial = 0
+        self._umask = 0o022
+
+    def start(self) -> None:
+        """Adopt the spares a previous daemon left, install this pool and start topping it up."""
+        global _pool
+        self._umask = os.umask(0o022)  # read it once, while the daemon is starting
+        os.umask(self._umask)
+        for folder, names in zip(self._bins, self._spares, strict=True):
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if _sound(entry.path):
+                        names.append(entry.path)
+                    else:
+                        _remove_name(entry.path)
+        self._thread = threading.Thread(target=self._top_up, name="redline-spares", daemon=True)
+        self._thread.start()
+        self._wanted.set()
+        _pool = self
+
+    def stop(self) -> None:
+        """Uninstall the pool and stop its thread; the spares stay for the next daemon."""
+        global _pool
+        if _pool is self:
+            _pool = None
+        self._stopped.set()
+        self._wanted.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def __len__(self) -> int:
+        return sum(map(len, self._spares))
+
+    def take(self, path: Path, mode: int) -> int | None:
+        """Move a spare to ``path`` and open it for writing, or None to create it as usual."""
+        with self._lock:
+            if not self._spares[self._drain]:
+                self._drain = 1 - self._drain
+            names = self._spares[self._drain]
+            spare = names.pop() if names else None
+        self._wanted.set()
+        if spare is None:
+            return None
+        try:
+            os.link(spare, path)
+        except FileExistsError:
+            with self._lock:
+                names.append(spare)  # unused: `path` is someone else's
+            raise
+        except OSError:
+            _remove_name(spare)  # another file system, or the pool folder is gone
+            return None
+        _remove_name(spare)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
+        except OSError:
+            _remove_name(path)
+            return None
+        info = os.fstat(fd)
+        if info.st_nlink != 1 or info.st_size != 0:
+            # The spare was also another file's name (a link left by a killed process):
+            # drop the name given here and leave that file alone.
+            os.close(fd)
+            _remove_name(path)
+            return None
+        os.fchmod(fd, mode & ~self._umask)
+        return fd
+
+    def _top_up(self) -> None:
+        while not self._stopped.is_set():
+            self._wanted.wait()
+            self._wanted.clear()
+            while not self._stopped.is_set() and len(self) < self.keep:
+                with self._lock:
+                    fill = 1 - self._drain
+                try:
+                    spare = self._make_one(self._bins[fill])
+                except OSError as exc:
+                    import logging  # only here: the guard hook imports this module too
+
+                    logging.getLogger("redline.daemon").warning(
+                        "cannot make spare files in %s (%s); files are created as usual",
+                        self.folder,
+                        exc,
+                    )
+                    return
+                with self._lock:
+                    self._spares[fill].append(spare)
+
+    def _make_one(self, folder: Path) -> str:
+        while True:
+            self._serial += 1
+            spare = os.path.join(folder, f"{os.getpid()}-{self._serial}")
+            try:
+                os.close(os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:
+                continue
+            return spare
+
+
+def _sound(path: str) -> bool:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_size == 0
+
+
+def _remove_name(path: str | Path) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)

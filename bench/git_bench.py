@@ -514,7 +514,7 @@ PHASES: list[tuple[str, int]] = [
     ("notes.prepare (notes blob/trees/commit)", 3),
     ("StagedObjects.flush (one pack)", 3),
     ("journal.write", 3),
-    ("set_ref x2 (branch, notes)", 3),
+    ("refs.update x2 (branch, notes)", 3),
     ("write_files (worktree)", 3),
     ("update_index (worktree index)", 3),
     ("journal.clear", 3),
@@ -533,11 +533,12 @@ def reproduce(repo: Path, stream: EditStream, edits: int) -> dict[str, Any]:
     import redline.tools.schema as schema
     from redline.daemon import watcher as watching
     from redline.daemon.service import Service
-    from redline.gitops import journal, notes
+    from redline.gitops import journal, notes, refs
 
     watcher = watching.Watcher()
+    service = Service(repo)
+    service.spares.start()
     try:
-        service = Service(repo)
         service.on_session_open = lambda a: watcher.watch(a.session.name, a.root, a.dirty)
         applier = service.applier(SESSION)
 
@@ -566,7 +567,7 @@ def reproduce(repo: Path, stream: EditStream, edits: int) -> dict[str, Any]:
             (notes, "prepare", "notes.prepare (notes blob/trees/commit)"),
             (service.staged, "flush", "StagedObjects.flush (one pack)"),
             (journal, "write", "journal.write"),
-            (notes, "set_ref", "set_ref x2 (branch, notes)"),
+            (refs, "update", "refs.update x2 (branch, notes)"),
             (gitapply, "write_files", "write_files (worktree)"),
             (gitapply, "update_index", "update_index (worktree index)"),
             (journal, "clear", "journal.clear"),
@@ -593,6 +594,7 @@ def reproduce(repo: Path, stream: EditStream, edits: int) -> dict[str, Any]:
         profiler.disable()
         index_entries = len(applier.worktree.index)
     finally:
+        service.shutdown()
         watcher.stop()
     return {
         "edits": edits,

@@ -31,6 +31,7 @@ from gitmode_fixtures import (
 )
 from redline.daemon.client import Client
 from redline.gitops.packs import CONSOLIDATE_AFTER
+from redline.gitops.spares import KEEP
 
 
 def state_dir(gm: GitMode) -> Path:
@@ -222,6 +223,33 @@ def test_a_request_writes_its_objects_as_one_pack_before_it_answers(gm: GitMode)
     [commit] = result["commits"]
     assert git(gm.repo, "show", f"{commit['commit']}:b.py") == "VALUE = 2\n"
     assert note_of(gm.repo, commit["commit"])["edit"] == commit["edit"]
+    assert_fsck_clean(gm.repo)
+
+
+def test_the_files_a_request_creates_take_the_inodes_of_spares(gm: GitMode) -> None:
+    worktree = Path(gm.cli.open_session("s")["worktree"])
+    pool = state_dir(gm) / "spares"
+    deadline = time.monotonic() + 20
+    while len(spare := {p.stat().st_ino for p in pool.rglob("*") if p.is_file()}) < KEEP:
+        assert time.monotonic() < deadline, f"the daemon made {len(spare)} spares, not {KEEP}"
+        time.sleep(0.02)
+
+    code, result = gm.cli.apply("s", edit("b.py", "VALUE = 1", "VALUE = 2"))
+
+    assert code == 0, result
+    pack_dir = gm.repo / ".git" / "objects" / "pack"
+    newest = max(pack_dir.glob("pack-*.idx"), key=lambda p: p.stat().st_mtime_ns)
+    made = {
+        "pack index": newest,
+        "pack": newest.with_suffix(".pack"),
+        "branch ref": gm.repo / ".git/refs/heads/redline/s",
+        "notes ref": gm.repo / ".git/refs/notes/redline",
+        "worktree file": worktree / "b.py",
+    }
+    assert {what: p.stat().st_ino in spare for what, p in made.items()} == dict.fromkeys(made, True)
+    assert (worktree / "b.py").read_text() == "VALUE = 2\n"
+    assert stat.S_IMODE(newest.stat().st_mode) == 0o444
+    assert porcelain(worktree) == ""
     assert_fsck_clean(gm.repo)
 
 

@@ -8,7 +8,7 @@ import pygit2
 import pytest
 
 from gitmode_fixtures import FILES, assert_fsck_clean, git, make_repo
-from redline.gitops import notes
+from redline.gitops import refs
 from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.packs import StagedObjects
 
@@ -45,7 +45,7 @@ def test_git_reads_what_was_written(handle: pygit2.Repository) -> None:
     tree = builder.write()
     sig = pygit2.Signature("T", "t@example.com", 1_700_000_000, 60)
     commit = write_commit(handle, tree, [head.id], sig, sig, "add new.txt\n")
-    notes.set_ref(handle, "refs/heads/written", None, commit, "test")  # writes what is staged
+    refs.update(handle, "refs/heads/written", None, commit, "test")  # writes what is staged
 
     root = Path(handle.workdir)
     assert git(root, "show", "written:new.txt") == "new file\n"

@@ -9,7 +9,7 @@ import pygit2
 import pytest
 
 from gitmode_fixtures import FILES, assert_fsck_clean, git, make_repo
-from redline.gitops import notes
+from redline.gitops import refs
 from redline.gitops.packs import StagedObjects, consolidate, write_pack
 
 
@@ -121,7 +121,7 @@ def test_a_ref_never_names_an_object_still_in_memory(repo: Path) -> None:
     commit = _commit_file(handle, "new.txt", b"new\n")
     assert staged.pending == 3
 
-    notes.set_ref(handle, "refs/heads/moved", None, commit, "test: move")
+    refs.update(handle, "refs/heads/moved", None, commit, "test: move")
 
     assert staged.pending == 0
     assert git(repo, "show", "moved:new.txt") == "new\n"  # a process of its own reads it

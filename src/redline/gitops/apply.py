@@ -24,7 +24,7 @@ from redline.engine.patch_parse import parse_patch
 from redline.engine.patch_plan import FileChange
 from redline.engine.policy import Policy
 from redline.engine.result import Commit, Result
-from redline.gitops import journal, notes
+from redline.gitops import journal, notes, refs
 from redline.gitops.index import IndexPatcher, repair_checksum
 from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.packs import flush_staged
@@ -436,7 +436,7 @@ class SessionApplier:
         self._fault("before-journal")
         journal.write(self.layout.journal, entry)
         self._fault("after-journal")
-        notes.set_ref(self.repo, self.session.branch, old, new, "redline: edit")
+        refs.update(self.repo, self.session.branch, old, new, "redline: edit")
         self._fault("after-branch")
         notes.publish(self.repo, notes_old, notes_new)
         self._fault("after-notes")
@@ -516,7 +516,7 @@ def recover(repo: pygit2.Repository, layout: Layout, session: Session) -> str | 
         journal.clear(layout.journal, session.name)
         return f"dropped interrupted request {entry.request}: {entry.ref} moved on"
     if current == old:
-        notes.set_ref(repo, entry.ref, old, new, "redline: recover")
+        refs.update(repo, entry.ref, old, new, "redline: recover")
     if entry.notes_new is not None:
         notes_new = pygit2.Oid(hex=entry.notes_new)
         notes_old = pygit2.Oid(hex=entry.notes_old) if entry.notes_old else None

@@ -15,9 +15,8 @@ from typing import Any
 
 import pygit2
 
-from redline.gitops.errors import RefMoved
+from redline.gitops import refs
 from redline.gitops.objects import write_blob, write_commit
-from redline.gitops.packs import flush_staged
 from redline.gitops.repo import NOTES_REF
 from redline.gitops.trees import FILE, TREE, Entry, update
 
@@ -141,25 +140,4 @@ def ref_target(repo: pygit2.Repository, name: str) -> pygit2.Oid | None:
 
 def publish(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid) -> None:
     """Move the notes ref from ``old`` to ``new`` (compare and swap)."""
-    set_ref(repo, NOTES_REF, old, new, "redline: notes")
-
-
-def set_ref(
-    repo: pygit2.Repository, name: str, old: pygit2.Oid | None, new: pygit2.Oid, message: str
-) -> None:
-    """Compare-and-swap ``name`` from ``old`` (None: must not exist) to ``new``.
-
-    Objects staged in memory (see gitops.packs) are written first: a ref never
-    names an object that is not on disk.
-    """
-    flush_staged(repo)
-    try:
-        if old is None:
-            repo.create_reference_direct(name, new, False, message=message)
-            return
-        ref = repo.references[name]
-        if ref.target != old:
-            raise RefMoved(name)
-        ref.set_target(new, message)
-    except (pygit2.GitError, pygit2.AlreadyExistsError, KeyError) as exc:
-        raise RefMoved(name) from exc
+    refs.update(repo, NOTES_REF, old, new, "redline: notes")

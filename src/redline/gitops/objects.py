@@ -47,13 +47,14 @@ def write_commit(
 ) -> pygit2.Oid:
     lines = [b"tree " + str(tree).encode()]
     lines += [b"parent " + str(parent).encode() for parent in parents]
-    lines.append(b"author " + _ident(author))
-    lines.append(b"committer " + _ident(committer))
+    lines.append(b"author " + ident(author))
+    lines.append(b"committer " + ident(committer))
     body = b"\n".join(lines) + b"\n\n" + message.encode("utf-8")
     return write(repo, COMMIT, body)
 
 
-def _ident(sig: pygit2.Signature) -> bytes:
+def ident(sig: pygit2.Signature) -> bytes:
+    """``Name <email> seconds ±hhmm``, as commits and reflogs record who and when."""
     sign = "-" if sig.offset < 0 else "+"
     hours, minutes = divmod(abs(sig.offset), 60)
     return f"{sig.name} <{sig.email}> {sig.time} {sign}{hours:02d}{minutes:02d}".encode()

@@ -20,6 +20,7 @@ import pygit2
 
 from redline.gitops import spares
 from redline.gitops.errors import GitModeError, RefMoved
+from redline.gitops.objects import ident
 from redline.gitops.packs import flush_staged
 from redline.gitops.repo import common_dir, signature
 
@@ -103,13 +104,11 @@ def _log(
         if not _logged(repo, name):
             return
         log.parent.mkdir(parents=True, exist_ok=True)
-    who = signature(repo)
-    sign = "-" if who.offset < 0 else "+"
-    zone = f"{sign}{abs(who.offset) // 60:02d}{abs(who.offset) % 60:02d}"
-    line = f"{old or '0' * len(new)} {new} {who.name} <{who.email}> {who.time} {zone}\t{message}\n"
+    moved = f"{old or '0' * len(new)} {new} ".encode()
+    line = moved + ident(signature(repo)) + f"\t{message}\n".encode()
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        spares.write_all(fd, line.encode())
+        spares.write_all(fd, line)
     finally:
         os.close(fd)
 

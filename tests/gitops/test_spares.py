@@ -53,6 +53,20 @@ def test_a_new_file_takes_a_spare_inode_and_the_pool_is_topped_up(
     _wait_for(pool, 8)
 
 
+def test_the_pool_is_topped_up_only_once_requests_pause(tmp_path: Path) -> None:
+    pool = SparePool(tmp_path / "spares", keep=8, pause=1.0)
+    pool.start()
+    try:
+        _wait_for(pool, 8)
+        for i in range(4):
+            os.close(spares.open_new(tmp_path / f"burst-{i}"))
+        time.sleep(0.3)  # well inside the pause: the thread must not have made any
+        assert len(pool) == 4
+        _wait_for(pool, 8)  # after it
+    finally:
+        pool.stop()
+
+
 def test_the_mode_is_masked_by_the_umask_as_os_open_does(pool: SparePool, tmp_path: Path) -> None:
     os.close(spares.open_new(tmp_path / "plain", 0o666))
     plain = os.open(tmp_path / "reference", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)

@@ -4,8 +4,8 @@ Every edit creates a handful of files: a pack and its index, the ref locks,
 the worktree file's temporary, ``index.lock``. On a file system short of free
 inodes near a directory, allocating one costs up to a millisecond of kernel
 time, while giving an existing inode a new name costs a hundredth of that.
-A :class:`SparePool` keeps empty files in one folder, topped up by its own
-thread, and :func:`open_new` moves one to the name wanted.
+A :class:`SparePool` keeps empty files under one folder, topped up by its own
+thread while requests pause, and :func:`open_new` moves one to the name wanted.
 
 ``open_new`` keeps the meaning of ``open(O_CREAT | O_EXCL)``: ``link(2)``
 fails when the name exists, so a lock taken this way excludes git exactly as
@@ -24,9 +24,11 @@ import contextlib
 import os
 import stat
 import threading
+import time
 from pathlib import Path
 
-KEEP = 256  # about forty edits' worth; the pool is topped up while requests are served
+KEEP = 1024  # about 170 edits' worth: a burst of requests is served from the pool
+PAUSE = 0.2  # seconds without a request before the pool is topped up
 _pool: SparePool | None = None
 
 
@@ -53,14 +55,19 @@ def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
 class SparePool:
     """Up to ``keep`` empty files under ``folder``; one thread makes more as they are taken.
 
-    The spares are kept in two sub-folders: requests take from one while the
-    thread fills the other, so a request never waits for the folder lock an
+    The pool is topped up only once requests pause (``pause`` seconds): making a
+    spare costs what it saves, and a burst of requests should not pay it on
+    the other core. When a long burst empties the pool, files are created as
+    usual until the next pause. The spares are kept in two sub-folders:
+    requests take from one while the thread fills the other, so a request
+    that arrives during a top-up does not wait for the folder lock an
     allocation holds.
     """
 
-    def __init__(self, folder: Path, keep: int = KEEP) -> None:
+    def __init__(self, folder: Path, keep: int = KEEP, pause: float = PAUSE) -> None:
         self.folder = folder
         self.keep = keep
+        self.pause = pause
         self._bins = (folder / "a", folder / "b")
         self._spares: tuple[list[str], list[str]] = ([], [])
         self._drain = 0  # the bin requests take from; the thread fills the other
@@ -70,6 +77,7 @@ class SparePool:
         self._thread: threading.Thread | None = None
         self._serial = 0
         self._umask = 0o022
+        self._last_take = 0.0
 
     def start(self) -> None:
         """Adopt the spares a previous daemon left, install this pool and start topping it up."""
@@ -110,6 +118,7 @@ class SparePool:
                 self._drain = 1 - self._drain
             names = self._spares[self._drain]
             spare = names.pop() if names else None
+        self._last_take = time.monotonic()
         self._wanted.set()
         if spare is None:
             return None
@@ -143,6 +152,10 @@ class SparePool:
             self._wanted.wait()
             self._wanted.clear()
             while not self._stopped.is_set() and len(self) < self.keep:
+                busy_for = self.pause - (time.monotonic() - self._last_take)
+                if busy_for > 0:
+                    self._stopped.wait(busy_for)
+                    continue
                 with self._lock:
                     fill = 1 - self._drain
                 try:

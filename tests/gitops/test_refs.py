@@ -15,13 +15,11 @@ BRANCH = "refs/heads/redline/topic"
 
 
 def _ids(repo: Path) -> tuple[pygit2.Repository, pygit2.Oid, pygit2.Oid]:
+    """A handle on ``repo`` and two commits to move refs between (the second on the first)."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "second")
     handle = pygit2.Repository(str(repo))
-    tip = handle.head.target
-    parent = handle[tip].parents[0].id if handle[tip].parents else None
-    if parent is None:  # make a second commit to move between
-        git(repo, "commit", "-q", "--allow-empty", "-m", "second")
-        parent, tip = tip, pygit2.Repository(str(repo)).head.target
-    return handle, parent, tip
+    second = handle.head.target
+    return handle, handle[second].parents[0].id, second
 
 
 def test_a_ref_is_created_then_moved_and_git_reads_it_and_its_reflog(repo: Path) -> None:
@@ -81,7 +79,7 @@ def test_a_packed_ref_is_compared_and_then_overridden_by_a_loose_one(repo: Path)
 
 
 def test_a_ref_is_never_pointed_at_a_missing_object(repo: Path) -> None:
-    handle, first, _ = _ids(repo)
+    handle, _, _ = _ids(repo)
     missing = pygit2.Oid(hex="1" * 40)
 
     with pytest.raises(GitModeError, match="no such object"):

@@ -149,6 +149,7 @@ def test_a_pool_on_another_file_system_falls_back(tmp_path: Path) -> None:
         _wait_for(pool, 2)
         os.close(spares.open_new(tmp_path / "made"))
         assert (tmp_path / "made").is_file()
+        assert len(pool) == 2  # the spare it could not use is kept for a file it can
     finally:
         pool.stop()
         for leftover in folder.rglob("*"):

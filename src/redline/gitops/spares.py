@@ -129,7 +129,9 @@ class SparePool:
                 names.append(spare)  # unused: `path` is someone else's
             raise
         except OSError:
-            _remove_name(spare)  # another file system, or the pool folder is gone
+            if os.path.lexists(spare):  # `path` is on another file system, or its folder is gone
+                with self._lock:
+                    names.append(spare)
             return None
         _remove_name(spare)
         try:

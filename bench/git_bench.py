@@ -178,22 +178,30 @@ def build_repo(runner: Runner, path: Path, dirs: int) -> float:
     return time.perf_counter() - started
 
 
-def creation_ms(folder: Path, count: int = 50) -> float:
-    """Median ms to create (and close) an empty file in ``folder``: this disk's price of a file.
+def file_prices(folder: Path, count: int = 50) -> tuple[float, float]:
+    """Median ms to create (and close) an empty file in ``folder``, and to link one there.
 
-    Each request creates a handful of files (a pack and its index, ref locks, a
-    temporary file, ``index.lock``), and on some disks that price varies by
-    directory by more than 10x; it is printed so runs can be compared fairly.
+    Each request names a handful of new files (a pack and its index, ref locks,
+    a temporary file, ``index.lock``). Creating one allocates an inode, whose
+    price varies by disk and by directory by more than 10x; the daemon links
+    a spare instead (gitops/spares.py). Both are printed so runs can be
+    compared fairly.
     """
-    samples = []
+    created, linked = [], []
+    source = folder / ".rlb-probe-source"
+    source.touch()
     for i in range(count):
         probe = folder / f".rlb-probe-{i}"
         started = time.perf_counter()
         os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-        samples.append((time.perf_counter() - started) * 1000)
-    for i in range(count):
-        (folder / f".rlb-probe-{i}").unlink()
-    return statistics.median(samples)
+        created.append((time.perf_counter() - started) * 1000)
+        probe.unlink()
+        started = time.perf_counter()
+        os.link(source, probe)
+        linked.append((time.perf_counter() - started) * 1000)
+        probe.unlink()
+    source.unlink()
+    return statistics.median(created), statistics.median(linked)
 
 
 def edited_paths(dirs: int) -> list[str]:
@@ -812,8 +820,8 @@ def main() -> None:
             status = runner.cli("daemon", "status", "--json", "--repo", str(path))
             sockets[name] = Path(status["socket"])
             streams[name] = EditStream.over(dirs)
-            create_ms = {
-                where: creation_ms(folder)
+            prices = {
+                where: file_prices(folder)
                 for where, folder in (
                     ("objects/pack", path / ".git" / "objects" / "pack"),
                     ("refs/heads", path / ".git" / "refs" / "heads"),
@@ -824,13 +832,16 @@ def main() -> None:
                 "build_s": built,
                 "session_open_s": opened,
                 "socket": status["socket"],
-                "file_create_ms": create_ms,
+                "file_create_ms": {where: made for where, (made, _) in prices.items()},
+                "file_link_ms": {where: linked for where, (_, linked) in prices.items()},
             }
             print(
                 f"  {name}: built and packed in {built:.1f} s; daemon start + session open "
                 f"(worktree checkout) {opened:.1f} s; socket {status['socket']}\n"
-                "    creating one empty file (ms, median of 50): "
-                + ", ".join(f"{where} {ms:.3f}" for where, ms in create_ms.items())
+                "    one empty file, created / linked (ms, median of 50): "
+                + ", ".join(
+                    f"{where} {made:.3f} / {linked:.3f}" for where, (made, linked) in prices.items()
+                )
             )
         data["setup"] = setup
 

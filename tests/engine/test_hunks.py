@@ -352,6 +352,36 @@ def test_mixed_file_unterminated_last_line_followed_by_added_lines() -> None:
     assert updated("a\nb\r\nc", hunk(" c", "+d")) == "a\nb\r\nc\r\nd\r\n"
 
 
+def test_mixed_file_replaced_line_keeps_the_ending_of_the_line_it_replaces() -> None:
+    # Issue 10 item 8: the replaced CRLF line was written as LF.
+    text = "one\r\ntwo\nthree\r\nfour\n"
+    new = updated(text, hunk(" two", "-three", "+THREE", " four"))
+    assert new == "one\r\ntwo\nTHREE\r\nfour\n"
+    # And an LF line between CRLF lines stays LF.
+    text = "a\r\nb\nc\r\nd\n"
+    assert updated(text, hunk(" a", "-b", "+B", " c")) == "a\r\nB\nc\r\nd\n"
+
+
+def test_mixed_file_replaced_lines_take_the_endings_in_order_and_extras_follow() -> None:
+    text = "a\nb\r\nc\nd\r\ne\n"
+    new = updated(text, hunk(" a", "-b", "-c", "+B", "+C", "+extra", " d"))
+    # B and C replace b (CRLF) and c (LF); the extra line follows d (CRLF).
+    assert new == "a\nB\r\nC\nextra\r\nd\r\ne\n"
+
+
+def test_mixed_file_replacement_of_a_stray_ending_follows_its_neighbours() -> None:
+    # Only one line ends with LF: like Codex's scenario 024, its replacement
+    # follows the line after it.
+    assert updated("a\r\nb\nc\r\n", hunk("-b", "+B", " c")) == "a\r\nB\r\nc\r\n"
+
+
+def test_mixed_file_empty_added_line_after_a_cr_line_is_not_read_as_crlf() -> None:
+    text = "a\rb\nc\nd\r"
+    new = updated(text, hunk(" a", "-b", "+", " c"))
+    assert new == "a\r\rc\nd\r"
+    assert new.splitlines() == ["a", "", "c", "d"]
+
+
 def test_context_lines_keep_their_own_endings() -> None:
     text = "a\r\nb\nc\r\n"
     assert updated(text, hunk(" a", "-b", "+B", " c")) == "a\r\nB\r\nc\r\n"

@@ -389,3 +389,12 @@ def test_paths_escaping_through_a_symlink_are_refused(
     assert "outside the root through a symbolic link" in result.error
     assert tree(root) == before
     assert tree(outside) == before_outside
+
+
+def test_mixed_ending_file_keeps_the_replaced_lines_crlf(tmp_path: Path) -> None:
+    # Issue 10 item 8: a replaced CRLF line in a mixed file was written as LF.
+    (tmp_path / "f.txt").write_bytes(b"one\r\ntwo\nthree\r\nfour\n")
+    text = "*** Begin Patch\n*** Update File: f.txt\n@@\n two\n-three\n+THREE\n four\n*** End Patch"
+    result = apply_patch_in_directory(tmp_path, text)
+    assert result.status == "applied", result
+    assert (tmp_path / "f.txt").read_bytes() == b"one\r\ntwo\nTHREE\r\nfour\n"

@@ -4,9 +4,10 @@ Hunks apply in order, each searching from after the previous one. The passes
 exact → trailing whitespace ignored → surrounding whitespace ignored take the
 first occurrence; then, as a separate step, punctuation/space folding must
 match exactly one place. Context lines keep the file's bytes; only '-' lines
-are removed and '+' lines added. Added lines take the file's newline style (in
-a mixed file, the ending of the line that follows them), and the updated file
-always ends with a newline.
+are removed and '+' lines added. Added lines take the file's newline style; in
+a mixed file a line that replaces a removed line takes that line's ending, and
+a pure addition the ending of the line that follows it (at the end of the file,
+of the line before it). The updated file always ends with a newline.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 
 from redline.engine import invisible
 from redline.engine.errors import RedlineError
@@ -92,29 +94,46 @@ def apply_hunks(
         placed.append((start, old_len, hunk))
         evidence.append(ev)
         cursor = start + old_len if old_len else start
+    styles = Counter(e for _, e in lines if e)
     removed: Counter[str] = Counter()
     out: list[_Line] = []
     pos = 0
     for start, old_len, hunk in placed:
         out.extend(_Line(c, e) for c, e in lines[pos:start])
         k = start
+        replaced: list[str] = []  # endings of this change's removed lines not yet replaced
         for hline in hunk.lines:
             if hline.kind == " ":
                 out.append(_Line(*lines[k]))
                 k += 1
+                replaced.clear()
             elif hline.kind == "-":
+                replaced.append(lines[k][1])
                 k += 1
             else:
                 cleaned, gone = invisible.clean(hline.text)
                 removed += gone
-                out.append(_Line(cleaned, None))
+                ending = _replacement_ending(replaced.pop(0), styles) if replaced else None
+                out.append(_Line(cleaned, ending))
         pos = start + old_len
     out.extend(_Line(c, e) for c, e in lines[pos:])
-    return _join(out, [e for _, e in lines]), evidence, removed
+    return _join(out, styles), evidence, removed
 
 
-def _join(out: list[_Line], original_endings: list[str]) -> str:
-    styles = Counter(e for e in original_endings if e)
+def _replacement_ending(ending: str, styles: Counter[str]) -> str | None:
+    """The ending a line replacing a line that ended with ``ending`` keeps, if any.
+
+    In a mixed file the replacement keeps the replaced line's ending, unless that
+    ending is the file's only one of its kind (a stray, as in Codex's scenario
+    024): then, like an added line, it follows its neighbours. None: decided
+    with the added lines.
+    """
+    if len(styles) < 2 or not ending or styles[ending] < 2:
+        return None
+    return ending
+
+
+def _join(out: list[_Line], styles: Counter[str]) -> str:
     default = styles.most_common(1)[0][0] if styles else "\n"
     mixed = len(styles) > 1
     for line in out[:-1]:
@@ -136,6 +155,11 @@ def _join(out: list[_Line], original_endings: list[str]) -> str:
             previous = line.ending
     if out and not out[-1].ending:
         out[-1].ending = default
+    for before, line in pairwise(out):
+        if before.ending == "\r" and not line.text and line.ending == "\n":
+            # CR then LF would read back as one CRLF newline: end the empty
+            # line like the line before it.
+            line.ending = "\r"
     return "".join(line.text + (line.ending or "") for line in out)
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from itertools import pairwise
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from redline.engine import fold as fold_module
+from redline.engine.edit import EditItem, EditRequest, apply_edit
 from redline.engine.fold import Folded, fold_punctuation, fold_whitespace, punctuation_key
 from redline.engine.invisible import clean
 
@@ -326,3 +328,83 @@ def test_whitespace_fold_maps_every_character_back(text: str) -> None:
         assert text[i] == folded.text[j]
     removed = set(range(len(text))) - set(folded.origins())
     assert all(text[i].isspace() for i in removed)
+
+
+# --- Large texts: the map back without the whole shift table ------------------------------
+
+LONG_LINE_UNITS = st.sampled_from(
+    ["word", " ", ", ", "( ", " )", "“", "”", "—", "，", "\u200b", ACUTE, " \u0301", "\t", "中 文"]
+)
+
+
+@st.composite
+def large_texts(draw: st.DrawFn) -> str:
+    """Texts over the large-text bound: a few lines, some far longer than the bound."""
+    lines = []
+    for _ in range(draw(st.integers(1, 4))):
+        units = draw(st.lists(LONG_LINE_UNITS, min_size=1, max_size=6))
+        repeat = draw(st.sampled_from([1, 3, 700, 1500, 3000]))
+        lines.append("".join(units) * repeat)
+    text = "\n".join(lines)
+    if draw(st.booleans()):
+        text += "\n"  # otherwise the last line has no newline
+    padding = "pad, ( x ) “q”\n" * (fold_module._LARGE // 14 + 1)
+    return text if len(text) > fold_module._LARGE else padding + text
+
+
+@settings(max_examples=40)
+@given(large_texts(), st.data())
+def test_large_text_origin_and_span_equal_the_shift_table_path(
+    text: str, data: st.DataObject
+) -> None:
+    # Issue 10 item 11: a line over the bound mapped back to the wrong place
+    # (the last line lost its last character, a long line recursed).
+    assert len(text) > fold_module._LARGE
+    large = fold_punctuation(text)
+    small = fold_punctuation(text)
+    origins = small.origins()  # builds the shift table: the small-text path
+    assert len(origins) == len(large.text)
+    points = data.draw(st.lists(st.integers(0, len(large.text) - 1), min_size=1, max_size=30))
+    for j in [0, len(large.text) - 1, *points]:
+        assert large.origin(j) == origins[j]
+    start, end = sorted(
+        data.draw(st.lists(st.integers(0, len(large.text)), min_size=2, max_size=2))
+    )
+    if end > start:
+        assert large.span(start, end) == small.span(start, end)
+    assert large._shifts is None  # the large path was the one tested
+
+
+@pytest.mark.parametrize("last_newline", [True, False])
+def test_large_text_single_long_line_maps_without_recursion(last_newline: bool) -> None:
+    text = "“quoted, ( spaced )”\u200b " * 4000 + ("\n" if last_newline else "")
+    large = fold_punctuation(text)
+    origins = fold_punctuation(text).origins()
+    for j in (0, 1, len(large.text) // 2, len(large.text) - 1):
+        assert large.origin(j) == origins[j]
+    assert large.span(0, len(large.text)) == (0, origins[-1] + 1)
+
+
+@pytest.mark.parametrize("length", [6_000, 20_000])
+@pytest.mark.parametrize("last", [False, True])
+def test_long_line_matched_at_the_punctuation_tier_keeps_the_files_bytes(
+    length: int, last: bool
+) -> None:
+    # The file has curly quotes on a line longer than the large-text bound;
+    # old_string has them straight. The edit changes the short line only, so
+    # the long line must come back byte for byte as the file has it.
+    body = "word, " * (length // 6)
+    curly, straight = f"msg = “{body}”", f'msg = "{body}"'
+    if last:  # the long line is the file's last line, without a newline
+        data = f"head\nx = 1\n{curly}".encode()
+        old, new = f"x = 1\n{straight}", f"x = 2\n{straight}"
+        expected = f"head\nx = 2\n{curly}".encode()
+    else:
+        data = f"head\n{curly}\nx = 1\ntail\n".encode()
+        old, new = f"{straight}\nx = 1\n", f"{straight}\nx = 2\n"
+        expected = f"head\n{curly}\nx = 2\ntail\n".encode()
+    outcome = apply_edit(data, EditRequest("f.txt", (EditItem(old, new),)))
+    assert (outcome.result.status, outcome.result.match_type) == ("applied", "punctuation")
+    assert outcome.data == expected
+    matched = outcome.result.matched_text or ""
+    assert matched == (f"x = 1\n{curly}" if last else f"{curly}\nx = 1\n")

@@ -63,6 +63,8 @@ class Folded:
     kind: str = "punctuation"
     _shifts: list[int] | None = field(default=None, repr=False)
     _index: Any = field(default=None, repr=False)  # numpy: kept positions or line starts
+    # The source index of the last line mapped on its own, and that line's shift table.
+    _line: tuple[int, list[int]] | None = field(default=None, repr=False)
 
     def _shift_table(self) -> list[int]:
         # Entry m is the folded position at which the m-th deleted character was.
@@ -104,9 +106,20 @@ class Folded:
         line = self.text.count("\n", 0, j)
         column = j - (self.text.rfind("\n", 0, j) + 1)
         start = int(self._index[line - 1]) + 1 if line else 0
-        end = self.source.find("\n", start)
-        piece = Folded(self.original[start:end], self.source[start:end], "", self._stages)
-        return start + piece.origin(column)
+        return start + self._line_origin(start, column)
+
+    def _line_origin(self, start: int, column: int) -> int:
+        # No deletion looks across a newline, so the line starting at source index
+        # ``start`` folds on its own; its shift table (kept for the next call, as a
+        # span maps two positions of one line) maps a column back. The piece is
+        # never mapped through origin(), which could come back here for a long line.
+        if self._line is None or self._line[0] != start:
+            end = self.source.find("\n", start)
+            if end < 0:  # the last line, without a newline
+                end = len(self.source)
+            piece = Folded(self.original[start:end], self.source[start:end], "", self._stages)
+            self._line = (start, piece._shift_table())
+        return column + bisect_right(self._line[1], column)
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """The original span covering folded ``[start, end)`` (end > start)."""

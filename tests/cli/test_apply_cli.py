@@ -559,6 +559,16 @@ INVALID: list[Any] = [
         id="nul-in-path",
     ),
     pytest.param(
+        lambda o: b'{"tool": "edit", "path": "a.py", "old_string": ' + b"7" * 5000 + b"}",
+        ["could not be decoded", "too large to read"],
+        id="number-too-long",
+    ),
+    pytest.param(
+        _obj(tool="apply_patch", patch="*** Begin Patch\n*** Add File: \ud800.txt\n+x\n"),
+        ["lone surrogate", "as the file's name is spelt"],
+        id="lone-surrogate-in-patch-path",
+    ),
+    pytest.param(
         _obj(tool="edit", path="blob.bin", old_string="IHDR", new_string="x"),
         ["binary", "another tool"],
         id="binary",
@@ -900,3 +910,113 @@ def test_batch_of_only_skipped_items_is_no_change(abc: Path, tmp_path: Path) -> 
     assert (code, result["status"]) == (0, "no_change")
     assert result["skipped"] == [0, 1]
     assert snapshot(tmp_path) == before
+
+
+# --- internal errors answer the request; the stream goes on ---------------------------
+
+
+def _raise_for(path: str, exc: Exception, real: Callable[..., Any]) -> Callable[..., Any]:
+    def fake(data: bytes, request: Any) -> Any:
+        if request.path == path:
+            raise exc
+        return real(data, request)
+
+    return fake
+
+
+def test_internal_error_becomes_a_failed_result_and_the_stream_goes_on(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import redline.fsops.apply as fs_apply
+
+    boom = RecursionError("maximum recursion depth exceeded")
+    monkeypatch.setattr(fs_apply, "apply_edit", _raise_for("a.py", boom, fs_apply.apply_edit))
+    before = snapshot(tmp_path)
+    payload = line(request("a.py", old_string="import os", new_string="import json")) + line(
+        request("b.py", old_string="return 1", new_string="return 2")
+    )
+    code, (failed, applied) = invoke(root, payload, "--jsonl")
+    assert code == 1
+    assert failed["status"] == "failed"
+    assert failed["path"] == "a.py"
+    assert failed["error"].startswith(
+        "internal error: RecursionError: maximum recursion depth exceeded; nothing was written"
+    )
+    assert applied["status"] == "applied"
+    assert (root / "b.py").read_bytes() == b"def f():\n    return 2\n"
+    after = snapshot(tmp_path)
+    del before["root/b.py"], after["root/b.py"]
+    assert after == before
+
+
+def test_internal_error_in_a_single_request_prints_a_result_and_exits_1(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import redline.fsops.apply as fs_apply
+
+    boom = KeyError("lost")
+    monkeypatch.setattr(fs_apply, "apply_edit", _raise_for("a.py", boom, fs_apply.apply_edit))
+    before = snapshot(tmp_path)
+    outcome = CliRunner().invoke(
+        cli,
+        ["apply", "--root", str(root)],
+        input=json.dumps(request("a.py", old_string="import os", new_string="import json")),
+    )
+    assert isinstance(outcome.exception, SystemExit)
+    assert outcome.exit_code == 1
+    [result] = [json.loads(text) for text in outcome.stdout.splitlines()]
+    assert result["status"] == "failed"
+    assert result["error"].startswith("internal error: KeyError: 'lost'; nothing was written")
+    assert "Traceback" not in outcome.output
+    assert snapshot(tmp_path) == before
+
+
+def test_internal_error_while_a_patch_writes_rolls_back_and_reports_failed(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import redline.fsops.patch as fs_patch
+
+    real = fs_patch.write_atomic
+    calls: list[Path] = []
+
+    def flaky(path: Path, data: bytes) -> None:
+        calls.append(path)
+        if len(calls) == 2:  # the second file of the request
+            raise ValueError("disk gremlin")
+        real(path, data)
+
+    monkeypatch.setattr(fs_patch, "write_atomic", flaky)
+    before = snapshot(tmp_path)
+    patch = (
+        "*** Begin Patch\n*** Update File: a.py\n@@\n-import os\n+import json\n"
+        "*** Update File: b.py\n@@\n-    return 1\n+    return 2\n*** End Patch\n"
+    )
+    code, [result] = invoke(root, json.dumps({"tool": "apply_patch", "patch": patch}))
+    assert code == 1
+    assert result["status"] == "failed"
+    assert result["error"].startswith("internal error: ValueError: disk gremlin; nothing was")
+    after = snapshot(tmp_path)
+    # a.py was written, then put back: same bytes and mode (a new inode and mtime).
+    assert after["root/a.py"][1:3] == before["root/a.py"][1:3]
+    del before["root/a.py"], after["root/a.py"]
+    assert after == before
+
+
+def test_jsonl_odd_requests_then_a_valid_one_are_all_answered(
+    root: Path, env: dict[str, str]
+) -> None:
+    """The real process: requests that once killed the stream, then one that applies."""
+    payload = (
+        b'{"tool": "edit", "path": "a.py", "old_string": ' + b"9" * 5000 + b"}\n"
+        + line(
+            {"tool": "apply_patch", "patch": "*** Begin Patch\n*** Delete File: \udfff\n"}
+        ).encode()
+        + line(request("b.py", old_string="return 1", new_string="return 2")).encode()
+    )  # fmt: skip
+    proc = run(root, payload, env, "--jsonl")
+    odd_number, odd_path, valid = results_of(proc)
+    assert proc.returncode == 2
+    assert odd_number["status"] == "invalid" and "too large to read" in odd_number["error"]
+    assert odd_path["status"] == "invalid" and "lone surrogate" in odd_path["error"]
+    assert valid["status"] == "applied"
+    assert (root / "b.py").read_bytes() == b"def f():\n    return 2\n"

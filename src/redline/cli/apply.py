@@ -102,6 +102,12 @@ def _decode(data: bytes) -> Any:
             "request is nested too deeply to decode; send one flat JSON object "
             "of strings, booleans and a list of edits"
         )
+    except ValueError:  # a number with more digits than Python converts
+        return _Problem(
+            "request could not be decoded: a value in it is too large to read (a number "
+            "with thousands of digits); send one JSON object of strings, booleans and a "
+            "list of edits"
+        )
 
 
 def _is_problem(decoded: Any) -> bool:
@@ -134,16 +140,39 @@ def _embedded_runner(root: Path, dry_run: bool, threshold: float | None) -> Runn
         try:
             request, turn = parse_request(obj, threshold)
         except RequestError as exc:
-            path = obj.get("path") if isinstance(obj, dict) else None
-            return Result(
-                "invalid", path=path if isinstance(path, str) else None, error=str(exc)
-            ).to_dict()
+            return Result("invalid", path=_given_path(obj), error=str(exc)).to_dict()
         result = apply_in_directory(root, request, dry_run=dry_run)
         if isinstance(request, EditRequest):
             hints.observe(request.path, turn, result)
         return result.to_dict()
 
-    return run
+    def guarded(obj: Any) -> dict[str, Any]:
+        # No input may end the stream: an unexpected exception answers this
+        # request (nothing was written: edits replace a file in one step and a
+        # patch rolls back what it wrote) and the next request still runs.
+        try:
+            return run(obj)
+        except Exception as exc:
+            return Result("failed", path=_given_path(obj), error=_internal_error(exc)).to_dict()
+
+    return guarded
+
+
+def _given_path(obj: Any) -> str | None:
+    path = obj.get("path") if isinstance(obj, dict) else None
+    return path if isinstance(path, str) else None
+
+
+def _internal_error(exc: Exception) -> str:
+    return (
+        f"internal error: {type(exc).__name__}: {_clip(str(exc))}; nothing was written. "
+        "This is a bug in redline, not in the request: re-read the file and retry with "
+        "a smaller edit or the exact text, and report the request that caused it"
+    )
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | None) -> Runner:

@@ -15,6 +15,14 @@ def confine(root: Path, relative: str) -> Path:
         raise RequestError(
             "path is empty or contains a NUL byte; give a path relative to the root", "path"
         )
+    try:
+        os.fsencode(relative)
+    except UnicodeEncodeError:
+        raise RequestError(
+            f"path {relative!r} contains a character no file name can hold (a lone "
+            "surrogate); send the path as the file's name is spelt",
+            "path",
+        ) from None
     if relative.endswith(("/", "\\")):
         raise RequestError(f"path {relative!r} ends with a slash; name a file", "path")
     pure = PurePosixPath(relative)

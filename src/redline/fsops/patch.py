@@ -73,9 +73,11 @@ def apply_patch_in_directory(
             mode = modes.get(change.origin) if change.origin else None
             _write(snapshot.path_of(change.path), change.after, made, mode)
             written.append(change)
-    except OSError as exc:
-        failed_path = outcome.changes[len(written)].path
+    except BaseException as exc:
         _roll_back(snapshot, written, made, modes)
+        if not isinstance(exc, OSError):
+            raise  # after undoing this request's writes: the caller reports nothing written
+        failed_path = outcome.changes[len(written)].path
         return Result(
             "failed",
             path=failed_path,

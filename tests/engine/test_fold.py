@@ -12,6 +12,7 @@ from redline.engine import fold as fold_module
 from redline.engine.edit import EditItem, EditRequest, apply_edit
 from redline.engine.fold import Folded, fold_punctuation, fold_whitespace, punctuation_key
 from redline.engine.invisible import clean
+from redline.engine.match import FileView, match_chain
 
 ACUTE = "\u0301"
 OVERLINE = "\u0305"
@@ -71,8 +72,31 @@ def test_ideographic_comma_folds_to_comma() -> None:
     assert fold_punctuation("甲、乙").text == "甲,乙"
 
 
+@pytest.mark.parametrize(
+    ("cjk", "ascii"),
+    [("。", "."), ("｡", "."), ("、", ","), ("､", ","), ("「", '"'), ("」", '"'), ("｢", '"'),
+     ("｣", '"'), ("『", "'"), ("』", "'"), ("【", "["), ("】", "]")],
+)  # fmt: skip
+def test_cjk_punctuation_folds_to_its_ascii_twin(cjk: str, ascii: str) -> None:
+    # Issue 10 item 12.
+    assert fold_punctuation(f"x{cjk}y").source == f"x{ascii}y"
+
+
+def test_cjk_sentence_with_quotes_matches_its_ascii_form() -> None:
+    assert punctuation_key("他说：「好。」『引』【注】") == punctuation_key("他说:\"好.\"'引'[注]")
+
+
+def test_cjk_full_stop_and_comma_match_at_the_punctuation_tier() -> None:
+    # Issue 10 item 12: the agent wrote half-width ',' and '.' for '，' and '。'.
+    text = "before = 1\nx = f(a，b)。\nafter = 2\n"
+    chain = match_chain(FileView(text), "x = f(a,b).\n", 0.8)
+    assert chain.match_type == "punctuation"
+    [span] = chain.spans
+    assert text[span.start : span.end] == "x = f(a，b)。\n"
+
+
 def test_translation_is_one_to_one() -> None:
-    text = "‘’“”–—−，；：．！？（）\u3000\u00a0、 plain"
+    text = "‘’“”–—−，；：．！？（）\u3000\u00a0、。「」『』【】｡､｢｣ plain"
     assert len(fold_punctuation(text).source) == len(text)
 
 

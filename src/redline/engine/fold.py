@@ -27,7 +27,15 @@ _PUNCTUATION_TABLE: dict[int, str] = {
     **{cp: chr(cp - 0xFEE0) for cp in range(0xFF01, 0xFF5F)},
     0x3000: " ",  # ideographic space
     0x00A0: " ",  # no-break space
-    0x3001: ",",  # ideographic comma
+    # CJK punctuation with one obvious ASCII twin (and its half-width forms).
+    0x3001: ",",  # 、 ideographic comma
+    0xFF64: ",",  # ､ half-width ideographic comma
+    0x3002: ".",  # 。 ideographic full stop
+    0xFF61: ".",  # ｡ half-width ideographic full stop
+    **{ord(c): '"' for c in "「」｢｣"},  # corner brackets: quotation marks
+    **{ord(c): "'" for c in "『』"},  # white corner brackets: quotes inside quotes
+    0x3010: "[",  # 【 black lenticular bracket
+    0x3011: "]",  # 】
 }
 
 _COMBINING = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"

@@ -273,6 +273,32 @@ def test_pure_addition_to_a_file_without_final_newline() -> None:
     assert updated("a\r\nb", hunk("+c")) == "a\r\nb\r\nc\r\n"
 
 
+def test_context_free_pure_addition_before_a_later_hunk_is_appended_at_the_end() -> None:
+    # Codex appends it at the end and goes on from where it was; it used to fail
+    # the next hunk with "hunks must follow the order of the file".
+    text, evidence, _ = apply("a\nb\nc\nd\n", hunk("+added"), hunk(" b", "-c", "+C"))
+    assert text == "a\nb\nC\nd\nadded\n"
+    assert [(e.hunk, e.start_line, e.end_line) for e in evidence] == [(1, 5, 4), (2, 2, 3)]
+
+
+def test_pure_addition_with_a_missing_anchor_before_later_hunks_is_appended() -> None:
+    text = updated(
+        "a\nb\nc\nd\n",
+        hunk("+x", anchor="nowhere"),
+        hunk("-a", "+A"),
+        hunk("+y"),
+        hunk(" c", "-d", "+D"),
+    )
+    assert text == "A\nb\nc\nD\nx\ny\n"
+
+
+def test_pure_addition_after_its_anchor_still_moves_the_cursor() -> None:
+    # An anchored insertion is placed where its anchor is: a later hunk before
+    # it is out of order, as before.
+    error = refused("a\nb\nc\n", hunk("+x", anchor="c"), hunk("-a", "+A"))
+    assert "hunks must follow the order of the file" in str(error)
+
+
 # --- *** End of File ---------------------------------------------------------------
 
 

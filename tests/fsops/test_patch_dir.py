@@ -398,3 +398,15 @@ def test_mixed_ending_file_keeps_the_replaced_lines_crlf(tmp_path: Path) -> None
     result = apply_patch_in_directory(tmp_path, text)
     assert result.status == "applied", result
     assert (tmp_path / "f.txt").read_bytes() == b"one\r\ntwo\nTHREE\r\nfour\n"
+
+
+def test_context_free_pure_addition_hunk_before_an_ordinary_hunk(tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_bytes(b"import os\n\n\ndef f():\n    return 1\n")
+    text = patch(
+        update("f.py", "@@", "+# appended", "@@ def f():", "-    return 1", "+    return 2")
+    )
+    result = apply_patch_in_directory(tmp_path, text)
+    assert result.status == "applied", result.error
+    assert (
+        tmp_path / "f.py"
+    ).read_bytes() == b"import os\n\n\ndef f():\n    return 2\n# appended\n"

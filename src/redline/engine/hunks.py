@@ -1,6 +1,8 @@
 """Applying the hunks of one ``*** Update File`` to a file's text.
 
-Hunks apply in order, each searching from after the previous one. The passes
+Hunks apply in order, each searching from after the previous one (a pure
+addition with no anchor found goes at the end of the file, as in Codex, and
+does not move that point). The passes
 exact → trailing whitespace ignored → surrounding whitespace ignored take the
 first occurrence; then, as a separate step, punctuation/space folding must
 match exactly one place. Context lines keep the file's bytes; only '-' lines
@@ -93,7 +95,11 @@ def apply_hunks(
         old_len = sum(1 for h in hunk.lines if h.kind != "+")
         placed.append((start, old_len, hunk))
         evidence.append(ev)
-        cursor = start + old_len if old_len else start
+        if old_len or ev.anchor_found:
+            cursor = start + old_len
+        # else: a pure addition appended at the end of the file, as Codex does;
+        # the hunks after it still search from the cursor.
+    placed.sort(key=lambda p: p[0])  # stable: insertions at one place keep the patch's order
     styles = Counter(e for _, e in lines if e)
     removed: Counter[str] = Counter()
     out: list[_Line] = []

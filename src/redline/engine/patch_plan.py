@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from redline.engine import invisible
@@ -87,14 +87,28 @@ def normalise(path: str) -> str:
     return posixpath.normpath(path.strip().replace("\\", "/"))
 
 
-def plan_patch(text: str, snapshot: Snapshot) -> PatchPlan:
-    """Parse and plan; raise PatchSyntaxError or RequestError when nothing may change."""
+def plan_patch(
+    text: str, snapshot: Snapshot, relative: Callable[[str], str] | None = None
+) -> PatchPlan:
+    """Parse and plan; raise PatchSyntaxError or RequestError when nothing may change.
+
+    ``relative`` maps a path as the patch spells it to the path the snapshot
+    knows it by (an absolute path inside the root to a relative one) and leaves
+    any other path as it is; the plan and its reports use the mapped paths.
+    """
     patch = parse_patch(text)
     if not patch.operations:
         raise RequestError("apply_patch contains no operations; add at least one file operation")
-    ops = [_normalised(op) for op in patch.operations]
-    _check_overlaps(patch.operations)
+    given = [_mapped(op, relative) for op in patch.operations] if relative else patch.operations
+    ops = [_normalised(op) for op in given]
+    _check_overlaps(given)
     return PatchPlan([_plan_group(group, snapshot) for group in _groups(ops)])
+
+
+def _mapped(op: Operation, relative: Callable[[str], str]) -> Operation:
+    if isinstance(op, UpdateFile) and op.move_to is not None:
+        return replace(op, path=relative(op.path), move_to=relative(op.move_to))
+    return replace(op, path=relative(op.path))
 
 
 def _op_paths(op: Operation) -> list[str]:

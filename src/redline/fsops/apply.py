@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from redline.engine.edit import EditRequest, apply_edit
 from redline.engine.errors import RequestError
 from redline.engine.patch import PatchRequest
 from redline.engine.result import Result
-from redline.fsops.files import resolve, write_atomic
+from redline.fsops.files import relative_path, resolve, write_atomic
 from redline.fsops.patch import apply_patch_in_directory
 
 
@@ -25,7 +26,9 @@ def apply_in_directory(
     return result
 
 
-def _edit(root: Path, request: EditRequest, dry_run: bool) -> Result:
+def _edit(root: Path, given: EditRequest, dry_run: bool) -> Result:
+    # An absolute path inside the root is used, and reported, relative to it.
+    request = replace(given, path=relative_path(root, given.path))
     try:
         target = resolve(root, request.path)
         data = target.read_bytes()

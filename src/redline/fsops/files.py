@@ -9,6 +9,38 @@ from pathlib import Path, PurePosixPath
 from redline.engine.errors import RequestError
 
 
+def relative_path(root: Path, path: str) -> str:
+    """``path`` relative to ``root`` when it is an absolute path inside it; else ``path``.
+
+    Agents such as Claude Code send absolute paths. The root may have been given
+    as a relative path or through a symbolic link, and the path may spell it
+    either way: it is compared with the root as given (made absolute) and as
+    resolved, and then by its resolved directory. Anything else is returned as
+    it is, for :func:`confine` to refuse.
+    """
+    pure = PurePosixPath(path)
+    if not path.startswith("/") or "\x00" in path or ".." in pure.parts:
+        return path
+    try:
+        os.fsencode(path)
+        bases = dict.fromkeys((Path(os.path.abspath(root)), root.resolve()))
+        inside: PurePosixPath | None = None
+        for base in bases:
+            if pure.is_relative_to(base):
+                inside = pure.relative_to(base)
+                break
+        if inside is None:
+            directory = Path(pure.parent).resolve()
+            base = root.resolve()
+            if directory != base and base not in directory.parents:
+                return path
+            inside = PurePosixPath(directory.relative_to(base)) / pure.name
+    except (OSError, RuntimeError, ValueError):  # UnicodeEncodeError, a link loop
+        return path
+    relative = inside.as_posix() if inside.parts else "."
+    return relative + "/" if path.endswith("/") and relative != "." else relative
+
+
 def confine(root: Path, relative: str) -> Path:
     """Where ``relative`` points under ``root``, which it must not leave (it may not exist)."""
     if not relative or "\x00" in relative:
@@ -42,6 +74,13 @@ def confine(root: Path, relative: str) -> Path:
         raise RequestError(
             f"path {relative!r} resolves outside the root through a symbolic link; "
             "edit the link's target inside the root instead",
+            "path",
+        )
+    inside = target.relative_to(base).parts
+    if any(part.lower() == ".git" for part in (*pure.parts, *inside)):
+        raise RequestError(
+            f"path {relative!r} is inside a .git directory, which redline never edits; "
+            "change the repository with git itself",
             "path",
         )
     return target

@@ -10,7 +10,7 @@ from pathlib import Path
 from redline.engine.patch import apply_patch, changed_after_planning
 from redline.engine.patch_plan import FileChange
 from redline.engine.result import Result
-from redline.fsops.files import confine, refuse_links, write_atomic
+from redline.fsops.files import confine, refuse_links, relative_path, write_atomic
 
 
 class DirectorySnapshot:
@@ -54,7 +54,7 @@ def apply_patch_in_directory(
     changed-after-planning check).
     """
     snapshot = DirectorySnapshot(root)
-    outcome = apply_patch(text, snapshot)
+    outcome = apply_patch(text, snapshot, lambda path: relative_path(root, path))
     if dry_run or not outcome.changes:
         return outcome.result
     if before_write is not None:

@@ -6,18 +6,22 @@ from difflib import SequenceMatcher
 
 from redline.engine import similarity
 from redline.engine.match import FileView, Span
+from redline.engine.merge import MergeConflict
 
 NOT_FOUND = "old_string not found in file"
 _LINE_LEVEL = 0.6  # lines this similar count as the same line, edited
 _MAX_SHOWN = 6
 _NEAREST_FLOOR = 0.5  # below this, a "nearest block" would only mislead
+_CHANGES_DRIFTED = "the edit changes a line that differs in the file"
 
 
-def not_found(view: FileView, old: str, nearest: Span | None, drifted: bool = False) -> str:
+def not_found(
+    view: FileView, old: str, nearest: Span | None, conflict: MergeConflict | None = None
+) -> str:
     """The not-found message: the nearest block, or where to re-read.
 
-    ``drifted``: the nearest block was similar enough, but the edit would change
-    a line that differs in the file, so it was not applied.
+    ``conflict``: the nearest block was similar enough, but the edit would change
+    text that differs in the file, so it was not applied.
     """
     if nearest is None or nearest.score < _NEAREST_FLOOR:
         return (
@@ -36,14 +40,17 @@ def not_found(view: FileView, old: str, nearest: Span | None, drifted: bool = Fa
         shown = differing[:_MAX_SHOWN]
         more = len(differing) - len(shown)
         body = "\n".join(shown) + (f"\n  ... and {more} more" if more > 0 else "")
-        why = (
-            "; it was not used because the edit changes a line that differs in the file"
-            if drifted
-            else ""
-        )
+        why = ""
+        if conflict is not None:
+            why = f"; it was not used because {conflict.reason or _CHANGES_DRIFTED}"
         return (
             f"{header}{why}; these lines differ (old_string vs file):\n{body}\n"
             "Copy these lines from the file as they are now and retry."
+        )
+    if conflict is not None and conflict.reason:
+        return (
+            f"{header}; it was not used because {conflict.reason}. Re-read that region "
+            f"(offset={first + 1}, limit={last - first + 1}) and copy old_string from it exactly."
         )
     return (
         f"{header}, but whole lines differ. Re-read that region (offset={first + 1}, "

@@ -11,13 +11,13 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import pairwise
 
-from redline.engine import invisible, newlines
+from redline.engine import indent, invisible, newlines
 from redline.engine.decode import Decoded, decode
 from redline.engine.diagnose import NOT_FOUND, not_found
 from redline.engine.diff import unified
 from redline.engine.errors import FileFormatError
 from redline.engine.match import FileView, Span, find_all, match_chain
-from redline.engine.merge import MergeConflict, adapt
+from redline.engine.merge import MergeConflict, TooDifferent, adapt
 from redline.engine.result import Failure, Match, Result, Status
 
 DEFAULT_THRESHOLD = 0.8
@@ -121,14 +121,26 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
         matches = [_describe(view, s, chain.match_type) for s in chain.spans]
         raise _Refused("ambiguous", _ambiguous(chain.match_type, matches), matches)
     span = chain.spans[0]
-    matched = view.text[span.start : span.end]
+    text = view.text
+    matched = text[span.start : span.end]
     try:
-        text = adapt(old, item.new_string, matched, chain.match_type)
-    except MergeConflict:
-        # The nearest block differs from old_string in a line the edit changes:
-        # someone changed it since it was read. Say so instead of guessing.
-        raise _Refused("no_match", not_found(view, old, span, drifted=True)) from None
-    return _Replacement(span, text, chain.match_type)
+        adapted = adapt(
+            old,
+            item.new_string,
+            matched,
+            chain.match_type,
+            line_start=span.start == 0 or text[span.start - 1] == "\n",
+            line_end=span.end == len(text) or text[span.end - 1 : span.end + 1].count("\n") > 0,
+            style=indent.style(view.lines),
+        )
+    except TooDifferent:
+        # More than one line really differs: the nearest block is another block.
+        raise _Refused("no_match", not_found(view, old, span)) from None
+    except MergeConflict as conflict:
+        # The edit changes text that differs in the file: someone changed it
+        # since it was read. Say so instead of guessing.
+        raise _Refused("no_match", not_found(view, old, span, conflict=conflict)) from None
+    return _Replacement(span, adapted, chain.match_type)
 
 
 def _ambiguous(match_type: str, matches: list[Match]) -> str:

@@ -1,19 +1,27 @@
-"""Indentation: infer how the file indents what old_string indents, and apply it.
+"""Indentation: how the file indents what old_string indents, as a function of depth.
 
-A tolerant match may find old_string's lines indented differently in the file
-(re-indented by a constant, or tabs where the model wrote spaces). The same
-mapping is applied to old_string and new_string before merging, so lines the
-edit adds get the file's indentation too.
+A tolerant match may find old_string's lines indented differently in the file:
+moved by a constant, with another step (2 spaces where the model wrote 4), or
+with tabs where the model wrote spaces. :func:`fit` learns the mapping from
+pairs of (old_string indentation, file indentation) and returns it only when it
+reproduces every pair exactly; the merge then maps the indentation of the lines
+the edit adds or re-indents through it. A mapping that cannot be learnt, or that
+would put a line at a fractional or negative column, is a refusal, never a guess.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from difflib import SequenceMatcher
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+from itertools import pairwise
 
+TAB = 4  # columns a tab counts for when tabs and spaces are compared
 _INDENT = re.compile(r"[ \t]*")
-Reindent = Callable[[str], str]
+
+Reindent = Callable[[str], "str | None"]
 
 
 def indentation(line: str) -> str:
@@ -21,98 +29,123 @@ def indentation(line: str) -> str:
     return match.group(0) if match else ""
 
 
-def infer(old: str, matched: str) -> Reindent | None:
-    """A function mapping old_string's indentation to the file's, or None if unneeded."""
-    pairs = _paired_indents(old, matched)
-    if not pairs or all(o == m for o, m in pairs):
-        return None
-    for model in (_same_character, _spaces_to_tabs, _tabs_to_spaces):
-        mapping = model(pairs)
-        if mapping is not None:
-            return mapping
-    return None
+def width(indent: str) -> int:
+    return len(indent.expandtabs(TAB))
 
 
-def apply(text: str, mapping: Reindent | None, skip_first: bool) -> str:
-    """Re-indent every line of ``text`` (the first only when it starts a line)."""
-    if mapping is None:
-        return text
-    lines = text.split("\n")
-    out = []
-    for i, line in enumerate(lines):
-        if (i == 0 and skip_first) or not line.strip():
-            out.append(line)
+@dataclass(frozen=True)
+class Style:
+    """How a file indents: its usual step in columns, and whether with tabs."""
+
+    step: int | None = None
+    tabs: bool = False
+
+
+def style(lines: Iterable[str]) -> Style:
+    """The most common positive increase of indentation between consecutive lines."""
+    steps: Counter[int] = Counter()
+    tabbed = spaced = 0
+    previous: int | None = None
+    for line in lines:
+        if not line.strip():
             continue
-        ind = indentation(line)
-        out.append(mapping(ind) + line[len(ind) :])
-    return "\n".join(out)
+        indent = indentation(line)
+        tabbed += indent.startswith("\t")
+        spaced += indent.startswith(" ")
+        current = width(indent)
+        if previous is not None and current > previous:
+            steps[current - previous] += 1
+        previous = current
+    step = steps.most_common(1)[0][0] if steps else None
+    return Style(step, tabbed > spaced)
 
 
-def _paired_indents(old: str, matched: str) -> list[tuple[str, str]]:
-    old_lines = old.split("\n")
-    file_lines = matched.split("\n")
-    matcher = SequenceMatcher(
-        None, [line.strip() for line in old_lines], [line.strip() for line in file_lines], False
+@dataclass(frozen=True)
+class _Linear:
+    """file column = file_base + (agent column - agent_base) * scale, drawn in the file's style."""
+
+    agent_base: int
+    file_base: int
+    scale: Fraction
+    tabs: bool  # the file indents with tabs
+
+    def __call__(self, indent: str) -> str | None:
+        column = self.file_base + (width(indent) - self.agent_base) * self.scale
+        if column < 0 or column.denominator != 1:
+            return None
+        col = int(column)
+        if self.tabs:
+            return "\t" * (col // TAB) + " " * (col % TAB)
+        return " " * col
+
+
+def _identity(indent: str) -> str | None:
+    return indent
+
+
+def fit(
+    pairs: list[tuple[str, str]],
+    agent_indents: Iterable[str],
+    file_style: Style,
+) -> Reindent | None:
+    """The mapping agent indentation → file indentation, or None if none fits.
+
+    ``pairs`` are (old_string indentation, file indentation) of corresponding
+    lines; ``agent_indents`` every indentation the agent wrote (old and new),
+    used to learn its step when the pairs show a single depth; ``file_style``
+    the file's own step and character (see :func:`style`).
+    """
+    if all(a == f for a, f in pairs):
+        return _identity
+    file_tabs = any("\t" in f for _, f in pairs) or (
+        file_style.tabs and not any(f for _, f in pairs)
     )
-    pairs: list[tuple[str, str]] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag not in ("equal", "replace"):
-            continue
-        for i, j in zip(range(i1, i2), range(j1, j2), strict=False):
-            # The first line may start mid-line on either side; use it only when
-            # both start with indentation.
-            first = i == 0 or j == 0
-            if first and not (old_lines[i][:1] in " \t" and file_lines[j][:1] in " \t"):
-                continue
-            if old_lines[i].strip() and file_lines[j].strip():
-                pairs.append((indentation(old_lines[i]), indentation(file_lines[j])))
-    return pairs
-
-
-def _uniform(indent: str, char: str) -> bool:
-    return indent == char * len(indent)
-
-
-def _same_character(pairs: list[tuple[str, str]]) -> Reindent | None:
-    for char in (" ", "\t"):
-        if all(_uniform(o, char) and _uniform(m, char) for o, m in pairs):
-            deltas = {len(m) - len(o) for o, m in pairs}
-            if len(deltas) == 1:
-                delta = deltas.pop()
-
-                def mapping(ind: str, c: str = char, d: int = delta) -> str:
-                    return c * max(0, len(ind) + d) if _uniform(ind, c) else ind
-
-                return mapping
+    file_spaces = any(" " in f for _, f in pairs)
+    if file_tabs and file_spaces and not all(_tabs_then_spaces(f) for _, f in pairs):
+        return _prefix(pairs)
+    columns = sorted({(width(a), width(f)) for a, f in pairs})
+    agent_columns = sorted({a for a, _ in columns})
+    base_a, base_f = columns[0]
+    if len(agent_columns) >= 2:
+        other = next(c for c in columns if c[0] != base_a)
+        scale = Fraction(other[1] - base_f, other[0] - base_a)
+    else:
+        scale = _scale_from_steps(agent_indents, file_style.step, file_tabs)
+    candidates: list[Reindent] = [_Linear(base_a, base_f, scale, file_tabs)]
+    if scale != 1:
+        candidates.append(_Linear(base_a, base_f, Fraction(1), file_tabs))
+    prefix = _prefix(pairs)
+    if prefix is not None:
+        candidates.append(prefix)
+    for candidate in candidates:
+        if all(candidate(a) == f for a, f in pairs):
+            return candidate
     return None
 
 
-def _spaces_to_tabs(pairs: list[tuple[str, str]]) -> Reindent | None:
-    if not all(_uniform(o, " ") and _uniform(m, "\t") for o, m in pairs):
+def _tabs_then_spaces(indent: str) -> bool:
+    return indent.lstrip("\t") == " " * len(indent.lstrip("\t"))
+
+
+def _scale_from_steps(agent_indents: Iterable[str], step_hint: int | None, tabs: bool) -> Fraction:
+    agent = sorted({width(i) for i in agent_indents})
+    gaps = Counter(b - a for a, b in pairwise(agent))
+    agent_step = gaps.most_common(1)[0][0] if gaps else None
+    file_step_ = TAB if tabs else step_hint
+    if agent_step is None or file_step_ is None:
+        return Fraction(1)
+    return Fraction(file_step_, agent_step)
+
+
+def _prefix(pairs: list[tuple[str, str]]) -> Reindent | None:
+    """The agent's shallowest indentation replaced by the file's, deeper levels kept."""
+    agent_base, file_base = min(pairs, key=lambda p: len(p[0]))
+
+    def mapping(indent: str) -> str | None:
+        if indent.startswith(agent_base):
+            return file_base + indent[len(agent_base) :]
         return None
-    for unit in (4, 2, 8, 3):
-        deltas = {len(m) - len(o) // unit for o, m in pairs if len(o) % unit == 0}
-        if len(deltas) == 1 and all(len(o) % unit == 0 for o, _ in pairs):
-            delta = deltas.pop()
 
-            def mapping(ind: str, u: int = unit, d: int = delta) -> str:
-                width = len(ind.expandtabs(u))
-                return "\t" * max(0, width // u + d) + " " * (width % u)
-
-            return mapping
-    return None
-
-
-def _tabs_to_spaces(pairs: list[tuple[str, str]]) -> Reindent | None:
-    if not all(_uniform(o, "\t") and _uniform(m, " ") for o, m in pairs):
-        return None
-    for unit in (4, 2, 8, 3):
-        deltas = {len(m) - len(o) * unit for o, m in pairs}
-        if len(deltas) == 1:
-            delta = deltas.pop()
-
-            def mapping(ind: str, u: int = unit, d: int = delta) -> str:
-                return " " * max(0, len(ind.expandtabs(u)) + d)
-
-            return mapping
+    if all(mapping(a) == f for a, f in pairs):
+        return mapping
     return None

@@ -140,7 +140,16 @@ def _punctuation(view: FileView, old: str) -> list[Span]:
 
 def _whitespace(view: FileView, old: str) -> list[Span]:
     spans = _folded_tier(view, old, "whitespace", fold_whitespace(old))
-    return [_extend_whitespace(view.text, s, old) for s in spans]
+    wide = [_extend_whitespace(view.text, s, old) for s in spans]
+    return [s for s in wide if _whole_lines(view.text, s, old)]
+
+
+def _whole_lines(text: str, span: Span, old: str) -> bool:
+    """A line-terminated old_string matches whole lines only, never part of a longer one."""
+    if old.endswith("\n") and not (span.end == len(text) or text[span.end - 1] == "\n"):
+        return False
+    starts_line = old.startswith("\n") or old[:1] in (" ", "\t")
+    return not starts_line or span.start == 0 or text[span.start - 1] == "\n"
 
 
 def _folded_tier(view: FileView, old: str, kind: str, needle: Folded) -> list[Span]:

@@ -1,219 +1,454 @@
-"""Adapting the replacement to a tolerant match: a three-way merge.
+"""Adapting the replacement to a tolerant match: a three-way merge by lines.
 
 Base is old_string, "ours" is the matched text of the file, "theirs" is
-new_string. Where new_string leaves old_string unchanged the file's text is
-kept (its indentation, punctuation, a line that drifted since it was read);
-only what the edit changes is written. For the fuzzy tiers, an edit that
-changes a line which also changed in the file is a conflict and is refused —
-unless the two versions of that line differ only by whitespace, punctuation or
-a typo-sized slip in a word.
+new_string. The rule: **where new_string leaves old_string unchanged, the file's
+text is kept; only what the edit changes is written**, and nothing is guessed.
+
+1. The lines of old_string are paired with the lines of the file (by their
+   text with whitespace and punctuation folded away). Each pair is the same
+   line with another format, the same line with a slip of the pen, or a line
+   that drifted (really differs). The fuzzy tiers absorb at most one drifted
+   line: more real difference means the match is another block.
+2. The line diff old_string → new_string says which lines the edit changes.
+   Lines it leaves alone are written as the file has them.
+3. A changed line that had a partner is merged field by field: indentation,
+   text and trailing whitespace each come from the file where the edit leaves
+   them alone. Text that both the file and the edit changed is merged token
+   by token; two different changes to one token are a conflict.
+4. Inserted text takes the file's format: indentation through a mapping of
+   depth learnt from the paired lines (:mod:`redline.engine.indent`), and a
+   token the file writes otherwise (``"`` for ``“``, a misspelt name) only when
+   every occurrence in the block maps the same way. A name mapped two ways
+   (renamed in one line only) is a conflict; a mark the file writes two ways
+   is left as the agent wrote it.
+
+Every refusal is a :class:`MergeConflict` (the edit touches text that differs
+in the file) or :class:`TooDifferent` (the block is not the one old_string
+quotes).
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
-from dataclasses import dataclass
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from enum import Enum
 
-from rapidfuzz.distance import OSA, Levenshtein
+from rapidfuzz.distance import OSA
 
 from redline.engine import indent
-from redline.engine.fold import Folded, fold_punctuation, fold_whitespace, translate_punctuation
+from redline.engine.fold import punctuation_key, translate_punctuation
 from redline.engine.newlines import LF
+from redline.engine.similarity import ratio
 
-Opcode = tuple[str, int, int, int, int]
-_TOKEN = re.compile(r"\w+|[^\w\s]")
-_CHAR_REFINE_LIMIT = 4000
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+_WORDS = re.compile(r"\w+|[^\w\s]")
+_WORD_TOKEN = re.compile(r"\w")
+_PAIRABLE = 0.5  # lines less similar than this are not the same line edited
+_MAX_SLIP_PUNCTUATION = 2  # dropped or doubled ( ) , : on one line
+_FUZZY = ("fuzzy", "line_fuzzy")
+
+
+class MergeConflict(Exception):
+    """The edit changes text that differs in the file; nothing can be merged safely."""
+
+    def __init__(self, line: int, expected: str, found: str, reason: str = "") -> None:
+        super().__init__(reason or f"line {line + 1} of old_string differs in the file")
+        self.line = line  # 0-based line within old_string
+        self.expected = expected
+        self.found = found
+        self.reason = reason
+
+
+class TooDifferent(Exception):
+    """The block differs from old_string in more than one real line: it is another block."""
+
+    def __init__(self, drifted: int) -> None:
+        super().__init__(f"{drifted} lines differ in content")
+        self.drifted = drifted
+
+
+class Kind(Enum):
+    SAME = "same"
+    FORMAT = "format"  # whitespace or punctuation differs
+    SLIP = "slip"  # a slip of the pen: a misspelt word, a dropped or doubled ( ) , :
+    DRIFT = "drift"  # really differs
 
 
 @dataclass(frozen=True)
-class MergeConflict(Exception):
-    """The edit changes a line that also changed in the file since it was read."""
+class Seg:
+    """One line of a text (or the part of it the span covers), split into fields."""
 
-    line: int  # 0-based line within old_string
-    expected: str
-    found: str
+    indent: str
+    body: str
+    trail: str
+    full_start: bool  # begins at the start of a line (so ``indent`` is indentation)
+
+    @property
+    def text(self) -> str:
+        return self.indent + self.body + self.trail
+
+    @property
+    def blank(self) -> bool:
+        return not self.body
 
 
-def adapt(old: str, new: str, matched: str, match_type: str) -> str:
-    """The text that replaces ``matched`` (raises :class:`MergeConflict`)."""
+def split(text: str, line_start: bool, line_end: bool) -> list[Seg]:
+    """``text`` as segments between newlines; the first/last may be partial lines."""
+    parts = text.split(LF)
+    segs = []
+    for k, part in enumerate(parts):
+        full_start = k > 0 or line_start
+        full_end = k < len(parts) - 1 or line_end
+        if full_start and not part.strip(" \t"):
+            segs.append(Seg(part, "", "", True))
+            continue
+        lead = indent.indentation(part) if full_start else ""
+        rest = part[len(lead) :]
+        body = rest.rstrip(" \t") if full_end else rest
+        segs.append(Seg(lead, body, rest[len(body) :], full_start))
+    return segs
+
+
+def _key(seg: Seg) -> str:
+    return "".join(punctuation_key(seg.body).split())
+
+
+def adapt(
+    old: str,
+    new: str,
+    matched: str,
+    match_type: str,
+    *,
+    line_start: bool | None = None,
+    line_end: bool = True,
+    style: indent.Style | None = None,
+) -> str:
+    """The text that replaces ``matched`` (raises :class:`MergeConflict`, :class:`TooDifferent`).
+
+    ``line_start``: the match begins at the start of a line of the file (by
+    default: when old_string begins with indentation). ``line_end``: it ends at
+    the end of a line. ``style``: how the whole file indents.
+    """
     if match_type == "exact" or matched == old:
         return new
     if match_type == "trailing_newline":
         return new[:-1] if new.endswith(LF) else new
-    skip_first = old[:1] not in (" ", "\t")
-    mapping = indent.infer(old, matched) if match_type != "punctuation" else None
-    base = indent.apply(old, mapping, skip_first)
-    theirs = indent.apply(new, mapping, skip_first)
-    aligned = _alignment(base, matched, match_type)
-    ops = diff_opcodes(base, theirs)
-    if match_type in ("fuzzy", "line_fuzzy"):
-        repaired, slips = _repair_slips(base, matched, ops, aligned)
-        if repaired != base:
-            # Lines the edit changes are taken as the file has them, so the
-            # edit rewrites them whole instead of interleaving two spellings;
-            # a misspelt word copied into new_string takes the file's spelling.
-            base = repaired
-            for wrong, right in slips:
-                theirs = re.sub(rf"\b{re.escape(wrong)}\b", right, theirs)
-            aligned = _alignment(base, matched, match_type)
-            ops = diff_opcodes(base, theirs)
-    return _emit(theirs, matched, ops, aligned)
+    if line_start is None:
+        line_start = old[:1] in (" ", "\t")
+    return _Merge(old, new, matched, match_type, line_start, line_end, style).run()
 
 
-def diff_opcodes(a: str, b: str) -> list[Opcode]:
-    """Character opcodes from ``a`` to ``b``: a line diff refined inside replaced blocks."""
-    a_lines = a.splitlines(keepends=True)
-    b_lines = b.splitlines(keepends=True)
-    a_starts = _starts(a_lines)
-    b_starts = _starts(b_lines)
-    out: list[Opcode] = []
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a_lines, b_lines, False).get_opcodes():
-        ca1, ca2, cb1, cb2 = a_starts[i1], a_starts[i2], b_starts[j1], b_starts[j2]
-        if tag == "replace" and (ca2 - ca1) + (cb2 - cb1) <= _CHAR_REFINE_LIMIT:
-            inner = SequenceMatcher(None, a[ca1:ca2], b[cb1:cb2], False).get_opcodes()
-            out.extend((t, ca1 + x1, ca1 + x2, cb1 + y1, cb1 + y2) for t, x1, x2, y1, y2 in inner)
+@dataclass
+class _Unit:
+    """A step of the old_string ↔ file alignment: a pair, or a line on one side only."""
+
+    old: int | None
+    file: int | None
+    kind: Kind = Kind.DRIFT
+
+
+@dataclass
+class _Merge:
+    old_text: str
+    new_text: str
+    matched: str
+    match_type: str
+    line_start: bool
+    line_end: bool
+    style: indent.Style | None
+    units: list[_Unit] = field(default_factory=list)
+
+    def run(self) -> str:
+        self.base = split(self.old_text, self.line_start, self.line_end)
+        self.ours = split(self.matched, self.line_start, self.line_end)
+        self.theirs = split(self.new_text, self.line_start, self.line_end)
+        self.units = self._align()
+        self._check_drift()
+        self.partner = {u.old: u for u in self.units if u.old is not None}
+        self.tokens = _TokenMap([(self.base[i], self.ours[j]) for i, j in self._trusted_pairs()])
+        self.reindent = self._fit_indentation()
+        self.strip_trailing = self._trailing_model()
+        return LF.join(self._emit())
+
+    # -- alignment ---------------------------------------------------------------
+
+    def _align(self) -> list[_Unit]:
+        n, m = len(self.base), len(self.ours)
+        head: list[_Unit] = []
+        lo_old = lo_file = 0
+        if not self.line_start:  # the partial first line is the first line
+            head.append(_Unit(0, 0))
+            lo_old = lo_file = 1
+        tail: list[_Unit] = []
+        hi_old, hi_file = n - 1, m - 1  # the text after the last newline pairs with its twin
+        if hi_old >= lo_old and hi_file >= lo_file:
+            tail.append(_Unit(hi_old, hi_file))
         else:
-            out.append((tag, ca1, ca2, cb1, cb2))
-    return out
+            hi_old, hi_file = n, m
+        middle = _align_lines(
+            [_key(s) for s in self.base[lo_old:hi_old]],
+            [_key(s) for s in self.ours[lo_file:hi_file]],
+            lo_old,
+            lo_file,
+        )
+        units = head + middle + tail
+        for unit in units:
+            if unit.old is not None and unit.file is not None:
+                unit.kind = _classify(self.base[unit.old], self.ours[unit.file])
+            elif (unit.old is not None and self.base[unit.old].blank) or (
+                unit.file is not None and self.ours[unit.file].blank
+            ):
+                unit.kind = Kind.FORMAT
+        return units
 
+    def _check_drift(self) -> None:
+        if self.match_type not in _FUZZY:
+            return
+        drifted = sum(1 for u in self.units if u.kind is Kind.DRIFT)
+        if drifted > 1:
+            raise TooDifferent(drifted)
 
-def _starts(lines: list[str]) -> list[int]:
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-    return starts
+    def _trusted_pairs(self) -> list[tuple[int, int]]:
+        """(old line, file line) of the pairs that are the same line, give or take format."""
+        return [
+            (u.old, u.file)
+            for u in self.units
+            if u.old is not None and u.file is not None and u.kind is not Kind.DRIFT
+        ]
 
+    # -- models learnt from the pairs ---------------------------------------------
 
-class _Alignment:
-    """Maps boundaries of old_string to boundaries of the matched text."""
+    def _fit_indentation(self) -> indent.Reindent | None:
+        pairs = [
+            (self.base[i].indent, self.ours[j].indent)
+            for i, j in self._trusted_pairs()
+            if self.base[i].full_start and not self.base[i].blank
+        ]
+        agent = [s.indent for s in (*self.base, *self.theirs) if s.full_start and not s.blank]
+        return indent.fit(pairs, agent, self.style or indent.Style())
 
-    def __init__(self, old: str, matched: str, pairs: list[tuple[int, int]]) -> None:
-        self.old = old
-        self.matched = matched
-        self.old_index = [o for o, _ in pairs]
-        self.file_index = [m for _, m in pairs]
+    def _trailing_model(self) -> bool:
+        """Whether the file drops the trailing whitespace the agent wrote."""
+        pairs = [
+            (self.base[i].trail, self.ours[j].trail)
+            for i, j in self._trusted_pairs()
+            if not self.base[i].blank
+        ]
+        return any(b != f for b, f in pairs) and all(f == "" for _, f in pairs)
 
-    def boundary(self, i: int) -> int:
-        if i <= 0:
-            return 0
-        if i >= len(self.old):
-            return len(self.matched)
-        k = bisect_left(self.old_index, i)
-        if k < len(self.old_index) and self.old_index[k] == i:
-            return self.file_index[k]
-        # i falls inside a run of old characters with no counterpart.
-        gap_start_old = self.old_index[k - 1] + 1 if k > 0 else 0
-        gap_start = self.file_index[k - 1] + 1 if k > 0 else 0
-        gap_end = self.file_index[k] if k < len(self.file_index) else len(self.matched)
-        if gap_start_old == i:
-            return gap_start
-        return _gap_position(self.old[gap_start_old:i], self.matched[gap_start:gap_end], gap_start)
+    # -- emission ----------------------------------------------------------------
 
-
-def _gap_position(old_part: str, file_gap: str, base: int) -> int:
-    """Where a boundary inside an unmatched run of old text falls in the file's run."""
-    newlines = old_part.count(LF)
-    pos = 0
-    for _ in range(newlines):
-        nxt = file_gap.find(LF, pos)
-        if nxt == -1:
-            return base + len(file_gap)
-        pos = nxt + 1
-    if old_part.endswith(LF):
-        return base + pos
-    # Mid-line: past the file's indentation on that line.
-    while pos < len(file_gap) and file_gap[pos] in " \t":
-        pos += 1
-    return base + pos
-
-
-def _alignment(old: str, matched: str, match_type: str) -> _Alignment:
-    if match_type in ("punctuation", "whitespace"):
-        fold = fold_punctuation if match_type == "punctuation" else fold_whitespace
-        a: Folded = fold(old)
-        b: Folded = fold(matched)
-        if a.text == b.text:
-            return _Alignment(old, matched, list(zip(a.origins(), b.origins(), strict=True)))
-    pairs: list[tuple[int, int]] = []
-    for op in Levenshtein.opcodes(old, matched):
-        if op.tag == "equal":
-            pairs.extend(
-                zip(range(op.src_start, op.src_end), range(op.dest_start, op.dest_end), strict=True)
-            )
-    return _Alignment(old, matched, pairs)
-
-
-def _emit(theirs: str, matched: str, ops: list[Opcode], aligned: _Alignment) -> str:
-    out: list[str] = []
-    for tag, i1, i2, j1, j2 in ops:
-        if tag == "equal":
-            out.append(matched[aligned.boundary(i1) : aligned.boundary(i2)])
-        else:
-            out.append(theirs[j1:j2])
-    return "".join(out)
-
-
-def _repair_slips(
-    base: str, matched: str, ops: list[Opcode], aligned: _Alignment
-) -> tuple[str, set[tuple[str, str]]]:
-    """old_string with each line the edit touches replaced by the file's version.
-
-    Raises :class:`MergeConflict` when such a line differs from the file's in
-    more than whitespace, punctuation or a slip of the pen.
-    """
-    starts = _starts(base.splitlines(keepends=True))
-    touched: set[int] = set()
-    for tag, i1, i2, _j1, _j2 in ops:
-        if tag == "equal":
-            continue
-        first = bisect_left(starts, i1 + 1) - 1
-        if i1 == i2:
-            if i1 in starts:  # inserted between lines: touches none
+    def _emit(self) -> list[str]:
+        base_texts = [s.text for s in self.base]
+        their_texts = [s.text for s in self.theirs]
+        ops = SequenceMatcher(None, base_texts, their_texts, False).get_opcodes()
+        out: list[str] = []
+        # Lines only the file has, by the number of old_string lines before them.
+        file_only: dict[int, list[int]] = defaultdict(list)
+        position = 0
+        for unit in self.units:
+            if unit.old is not None:
+                position = unit.old + 1
+            elif unit.file is not None:
+                file_only[position].append(unit.file)
+        for tag, i1, i2, j1, j2 in ops:
+            if tag == "equal":
+                for i in range(i1, i2):
+                    out.extend(self.ours[j].text for j in file_only.pop(i, []))
+                    partner = self.partner[i].file
+                    if partner is not None:
+                        out.append(self.ours[partner].text)
                 continue
-            touched.add(first)
+            out.extend(self.ours[j].text for j in file_only.pop(i1, []))
+            for i in range(i1 + 1, i2):
+                self._drop_file_only(file_only.pop(i, []), i)
+            out.extend(self._replace(i1, i2, j1, j2))
+        out.extend(self.ours[j].text for j in file_only.pop(len(self.base), []))
+        return out
+
+    def _drop_file_only(self, lines: list[int], at: int) -> None:
+        for j in lines:
+            if not self.ours[j].blank:
+                raise MergeConflict(
+                    at,
+                    "",
+                    self.ours[j].text,
+                    "the file has a line there that old_string does not, and the edit "
+                    "changes the lines around it",
+                )
+
+    def _replace(self, i1: int, i2: int, j1: int, j2: int) -> list[str]:
+        for i in range(i1, i2):
+            unit = self.partner[i]
+            if unit.kind is not Kind.DRIFT:
+                continue
+            if unit.file is None and self.base[i].blank:
+                continue
+            found = self.ours[unit.file].text if unit.file is not None else ""
+            raise MergeConflict(i, self.base[i].text, found)
+        pairs = _pair_edited(self.base[i1:i2], self.theirs[j1:j2])
+        out = []
+        for k, seg in enumerate(self.theirs[j1:j2]):
+            b = pairs.get(k)
+            partner = self.partner[i1 + b].file if b is not None else None
+            if b is None or partner is None:
+                out.append(self._insert(seg, j1 + k))
+                continue
+            out.append(self._merge_line(self.base[i1 + b], self.ours[partner], seg, i1 + b))
+        return out
+
+    def _merge_line(self, b: Seg, o: Seg, t: Seg, line: int) -> str:
+        if t.blank:
+            return o.text if t.text == b.text else self._blank(t)
+        if not t.full_start:
+            lead = ""
+        elif t.indent == b.indent:
+            lead = o.indent
         else:
-            last = bisect_left(starts, i2) - 1
-            touched.update(range(first, last + 1))
-    pieces = base.splitlines(keepends=True)
-    slips: set[tuple[str, str]] = set()
-    for line in sorted(touched):
-        if line >= len(pieces):
+            lead = self._map_indent(t, line)
+        if t.body == b.body:
+            body = o.body
+        else:
+            # Words the agent misspells the same way everywhere take the file's spelling.
+            base, theirs = self.tokens.respell(b.body), self.tokens.respell(t.body)
+            if o.body == base:
+                body = self.tokens.carry(theirs, line)
+            else:
+                body = _merge_tokens(base, o.body, theirs, self.tokens, line)
+        if t.trail == b.trail:
+            trail = o.trail
+        elif o.trail == b.trail:
+            trail = t.trail
+        else:
+            trail = "" if self.strip_trailing else t.trail
+        return lead + body + trail
+
+    def _insert(self, t: Seg, line: int) -> str:
+        if t.blank:
+            return self._blank(t)
+        lead = self._map_indent(t, line) if t.full_start else ""
+        trail = "" if self.strip_trailing else t.trail
+        return lead + self.tokens.carry(t.body, line) + trail
+
+    def _blank(self, t: Seg) -> str:
+        return "" if self.strip_trailing else t.text
+
+    def _map_indent(self, t: Seg, line: int) -> str:
+        mapped = self.reindent(t.indent) if self.reindent is not None else None
+        if mapped is None:
+            raise MergeConflict(
+                line,
+                t.text,
+                "",
+                "the indentation of old_string does not map onto the file's consistently, so "
+                "the lines the edit adds or re-indents cannot be placed",
+            )
+        return mapped
+
+
+def _align_lines(old: list[str], file: list[str], lo_old: int, lo_file: int) -> list[_Unit]:
+    units: list[_Unit] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, file, False).get_opcodes():
+        if tag == "equal":
+            units.extend(
+                _Unit(lo_old + i, lo_file + j)
+                for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
+            )
             continue
-        lo, hi = starts[line], starts[line + 1]
-        expected = base[lo:hi].rstrip(LF)
-        found = matched[aligned.boundary(lo) : aligned.boundary(hi)].rstrip(LF)
-        line_slips = slips_between(expected, found)
-        if line_slips is None:
-            raise MergeConflict(line, expected, found)
-        slips.update(line_slips)
-        if LF not in found:
-            pieces[line] = found + pieces[line][len(expected) :]
-    return "".join(pieces), slips
+        pairs = _pair_similar(old[i1:i2], file[j1:j2])
+        i, j = i1, j1
+        for a, b in [*pairs, (i2 - i1, j2 - j1)]:
+            units.extend(_Unit(lo_old + x, None) for x in range(i, i1 + a))
+            units.extend(_Unit(None, lo_file + y) for y in range(j, j1 + b))
+            if (a, b) != (i2 - i1, j2 - j1):
+                units.append(_Unit(lo_old + i1 + a, lo_file + j1 + b))
+            i, j = i1 + a + 1, j1 + b + 1
+    return units
+
+
+def _pair_similar(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
+    """Monotone pairs of similar lines maximising total similarity (small blocks)."""
+    if len(a) == len(b) and all(ratio(x, y) >= _PAIRABLE for x, y in zip(a, b, strict=True)):
+        return list(zip(range(len(a)), range(len(b)), strict=True))
+    if len(a) * len(b) > 40_000:
+        return []
+    n, m = len(a), len(b)
+    score = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            best = max(score[i + 1][j], score[i][j + 1])
+            sim = ratio(a[i], b[j]) if a[i] or b[j] else 1.0
+            if sim >= _PAIRABLE:
+                best = max(best, sim + score[i + 1][j + 1])
+            score[i][j] = best
+    pairs = []
+    i = j = 0
+    while i < n and j < m:
+        sim = ratio(a[i], b[j]) if a[i] or b[j] else 1.0
+        if sim >= _PAIRABLE and score[i][j] == sim + score[i + 1][j + 1]:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif score[i][j] == score[i + 1][j]:
+            i += 1
+        else:
+            j += 1
+    return pairs
+
+
+def _pair_edited(base: list[Seg], theirs: list[Seg]) -> dict[int, int]:
+    """Which line of the changed region of old_string each new line edits (by position)."""
+    keys_a = [s.body.strip() for s in base]
+    keys_b = [s.body.strip() for s in theirs]
+    return {j: i for i, j in _pair_similar(keys_a, keys_b)}
+
+
+def _classify(b: Seg, o: Seg) -> Kind:
+    if b.text == o.text:
+        return Kind.SAME
+    if _key(b) == _key(o):
+        return Kind.FORMAT
+    if slips_between(b.body, o.body) is not None:
+        return Kind.SLIP
+    return Kind.DRIFT
 
 
 def slips_between(expected: str, found: str) -> list[tuple[str, str]] | None:
     """The misspelt words of two versions of a line, or None if they really differ.
 
-    Differences in whitespace and punctuation are tolerated; so is a word
-    with a slip of one or two characters. Anything else is a real change.
+    Whitespace and punctuation style are tolerated; so is a word with a slip of
+    one or two characters, and up to two dropped or doubled punctuation marks.
     """
     if "".join(expected.split()) == "".join(found.split()):
         return []
-    a = _TOKEN.findall(translate_punctuation(expected))
-    b = _TOKEN.findall(translate_punctuation(found))
+    a = _WORDS.findall(translate_punctuation(expected))
+    b = _WORDS.findall(translate_punctuation(found))
     slips: list[tuple[str, str]] = []
+    punctuation = 0
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, False).get_opcodes():
         if tag == "equal":
             continue
-        if tag != "replace" or i2 - i1 != j2 - j1:
+        if tag == "replace" and i2 - i1 == j2 - j1:
+            for x, y in zip(a[i1:i2], b[j1:j2], strict=True):
+                if not _typo(x, y):
+                    return None
+                slips.append((x, y))
+            continue
+        if tag == "replace":
             return None
-        for x, y in zip(a[i1:i2], b[j1:j2], strict=True):
-            if not _typo(x, y):
-                return None
-            slips.append((x, y))
+        changed = a[i1:i2] + b[j1:j2]
+        if not all(_is_mark(tok) for tok in changed):
+            return None
+        punctuation += len(changed)
+    if punctuation > _MAX_SLIP_PUNCTUATION:
+        return None
     return slips
+
+
+def _is_mark(token: str) -> bool:
+    return token in "(),:;[]"
 
 
 def _typo(a: str, b: str) -> bool:
@@ -226,3 +461,151 @@ def _typo(a: str, b: str) -> bool:
         return False
     limit = 1 if max(len(a), len(b)) <= 8 else 2
     return bool(OSA.distance(a, b) <= limit)
+
+
+def _contexts(toks: list[str]) -> list[bool]:
+    """For each token: whether a neighbouring token is wide (CJK) text.
+
+    Punctuation next to CJK text is often written full-width while the code
+    beside it is not, so a mark is mapped by its context, not alone.
+    """
+    wide = [any(ord(c) >= 0x2E80 for c in tok) for tok in toks]
+    solid = [k for k, tok in enumerate(toks) if not tok.isspace()]
+    out = [False] * len(toks)
+    for n, k in enumerate(solid):
+        out[k] = (n > 0 and wide[solid[n - 1]]) or (n + 1 < len(solid) and wide[solid[n + 1]])
+    return out
+
+
+class _TokenMap:
+    """How the file writes each token of old_string, learnt over the whole block."""
+
+    def __init__(self, pairs: list[tuple[Seg, Seg]]) -> None:
+        self.targets: dict[tuple[str, bool], set[str]] = defaultdict(set)
+        for b, o in pairs:
+            a_toks = _TOKEN.findall(b.body)
+            b_toks = _TOKEN.findall(o.body)
+            context = _contexts(a_toks)
+            for tag, i1, i2, j1, j2 in SequenceMatcher(None, a_toks, b_toks, False).get_opcodes():
+                # Only 1:1 correspondences say how the file writes a token; a token
+                # the agent added or dropped by a slip says nothing.
+                if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+                    for k in range(i2 - i1):
+                        x, y = a_toks[i1 + k], b_toks[j1 + k]
+                        if not x.isspace():
+                            self.targets[x, context[i1 + k]].add(y)
+
+    def mapped(self, toks: list[str]) -> list[str | None]:
+        """Each token as the file writes it; None where the block writes it several ways."""
+        out: list[str | None] = []
+        for tok, wide in zip(toks, _contexts(toks), strict=True):
+            targets = self.targets.get((tok, wide))
+            if not targets or tok.isspace():
+                out.append(tok)
+            elif len(targets) == 1:
+                out.append(next(iter(targets)))
+            elif _WORD_TOKEN.match(tok):
+                out.append(None)  # a name written two ways: someone renamed it in the file
+            else:
+                out.append(tok)  # the file mixes styles of this mark: the agent's is as good
+        return out
+
+    def respell(self, text: str) -> str:
+        """``text`` with every token that maps one way in the whole block written the file's way."""
+        toks = _TOKEN.findall(text)
+        return "".join(
+            m if m is not None else t for t, m in zip(toks, self.mapped(toks), strict=True)
+        )
+
+    def carry(self, text: str, line: int) -> str:
+        """``text`` written the file's way, token by token (raises on a mixed mapping)."""
+        toks = _TOKEN.findall(text)
+        return _joined(toks, self.mapped(toks), line, text)
+
+
+def _joined(toks: list[str], mapped: list[str | None], line: int, text: str) -> str:
+    out = []
+    for tok, m in zip(toks, mapped, strict=True):
+        if m is None:
+            raise MergeConflict(
+                line,
+                text,
+                "",
+                f"the file writes {tok!r} in more than one way in this block, and the edit adds it",
+            )
+        out.append(m)
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class _Hunk:
+    """Base tokens ``[start, end)`` become the other side's tokens ``[src, src_end)``."""
+
+    start: int
+    end: int
+    src: int
+    src_end: int
+    tokens: tuple[str, ...]
+    theirs: bool
+
+    def clashes(self, other: _Hunk) -> bool:
+        if self.start < other.end and other.start < self.end:
+            return True
+        if self.start == self.end == other.start == other.end:
+            return True
+        insert, span = (self, other) if self.start == self.end else (other, self)
+        return insert.start == insert.end and span.start < insert.start < span.end
+
+
+def _hunks(a: list[str], b: list[str], theirs: bool) -> list[_Hunk]:
+    out: list[_Hunk] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, False).get_opcodes():
+        if tag == "equal":
+            continue
+        if tag == "replace" and i2 - i1 == j2 - j1:  # token for token: one hunk each
+            out.extend(
+                _Hunk(i1 + k, i1 + k + 1, j1 + k, j1 + k + 1, (b[j1 + k],), theirs)
+                for k in range(i2 - i1)
+                if a[i1 + k] != b[j1 + k]
+            )
+        else:
+            out.append(_Hunk(i1, i2, j1, j2, tuple(b[j1:j2]), theirs))
+    return out
+
+
+def _merge_tokens(base: str, ours: str, theirs: str, tokens: _TokenMap, line: int) -> str:
+    """Token-level three-way merge of one line's text; a token changed two ways conflicts."""
+    a = _TOKEN.findall(base)
+    t = _TOKEN.findall(theirs)
+    hunks = sorted(
+        _hunks(a, _TOKEN.findall(ours), False) + _hunks(a, t, True),
+        key=lambda h: (h.start, h.end),
+    )
+    chosen: list[_Hunk] = []
+    for hunk in hunks:
+        clash = next((c for c in chosen if c.clashes(hunk)), None)
+        if clash is None:
+            chosen.append(hunk)
+            continue
+        if (clash.start, clash.end, clash.tokens) == (hunk.start, hunk.end, hunk.tokens):
+            continue  # the same change on both sides
+        involved = [*a[min(clash.start, hunk.start) : max(clash.end, hunk.end)]]
+        involved += [*clash.tokens, *hunk.tokens]
+        if all(tok.isspace() for tok in involved):
+            theirs_hunk = hunk if hunk.theirs else clash
+            chosen[chosen.index(clash)] = theirs_hunk  # the separation the agent wrote
+            continue
+        raise MergeConflict(line, base, ours)
+    mapped = tokens.mapped(t)
+    out: list[str] = []
+    position = 0
+    for hunk in sorted(chosen, key=lambda h: (h.start, h.end)):
+        out.extend(a[position : hunk.start])
+        if hunk.theirs:
+            written = t[hunk.src : hunk.src_end]
+            out.append(_joined(written, mapped[hunk.src : hunk.src_end], line, theirs))
+        else:
+            out.extend(hunk.tokens)
+        position = hunk.end
+    out.extend(a[position:])
+    return "".join(out)

@@ -1,0 +1,915 @@
+"""Replay a git repository's history as edit requests: right, refused or wrong.
+
+    python bench/replay.py [REPO] [-n N] [--quick] [--json OUT] [-v] [--no-baseline]
+
+Every non-merge commit among the last N of REPO (default: this project) becomes
+requests against its parent's text, for each modified text file: one exact
+``edit`` per diff hunk (context grown until old_string is unique), the same
+items as one ``edits`` batch, one Codex ``apply_patch`` per commit, and every
+hunk edit again with old_string and new_string perturbed the way a model
+quotes text (``tests/perturbations.py``) or with a slip of the pen. Each result
+is compared with the real commit: right (the expected bytes), refused (nothing
+written) or wrong (bytes written that differ: the number that must be 0).
+In the same run, ``git apply`` on the commits' diffs is timed against
+``redline apply --jsonl`` fed the exact hunk edits, one subprocess per commit
+for both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from redline.engine.edit import EditItem, EditRequest, apply_edit
+from redline.engine.patch import apply_patch
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT / "tests"))
+
+from perturbations import FORMAT_PERTURBATIONS, typo_variants  # noqa: E402
+
+DEFAULT_COMMITS = 300
+QUICK_COMMITS = 30
+MAX_CONTEXT = 6  # lines of context on each side of a hunk edit, at most
+PATCH_CONTEXT = 3
+MAX_FILE_BYTES = 300_000
+VERDICTS = ("right", "refused", "wrong", "crash")
+KINDS = ("edit", "batch", "patch", "perturbed", "typo_unchanged", "typo_changed")
+REFUSED_EXAMPLES = 5  # per kind and perturbation, in the JSON output
+
+
+# --- cases -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HunkEdit:
+    """One exact edit: ``old`` → ``new`` turns ``before`` into ``after``."""
+
+    before: str
+    after: str
+    old: str
+    new: str
+    start_line: int  # 1-based line of old in before
+
+
+@dataclass
+class FileCase:
+    path: str
+    parent: str
+    child: str
+    edits: list[HunkEdit]  # bottom to top: each applies to the previous one's result
+
+
+@dataclass
+class CommitCase:
+    index: int  # position in rev-list: 0 is the newest
+    sha: str
+    parent: str
+    files: list[FileCase]
+
+
+@dataclass
+class Record:
+    """The outcome of one request."""
+
+    kind: str
+    perturbation: str
+    verdict: str
+    status: str
+    match_type: str
+    seconds: float
+
+
+@dataclass
+class Tally:
+    records: list[Record] = field(default_factory=list)
+    wrong: list[dict[str, Any]] = field(default_factory=list)
+    refused: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+def git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def commits_of(repo: Path, n: int) -> list[tuple[str, str]]:
+    """(commit, parent) of the last ``n`` non-merge commits; root commits are left out."""
+    out = git(repo, "rev-list", "--no-merges", "--parents", "-n", str(n), "HEAD")
+    pairs = []
+    for line in out.splitlines():
+        shas = line.split()
+        if len(shas) == 2:
+            pairs.append((shas[0], shas[1]))
+    return pairs
+
+
+def modified_files(repo: Path, parent: str, commit: str, skipped: Counter[str]) -> list[tuple]:
+    """(path, parent blob, child blob) of regular files modified in place."""
+    out = git(repo, "diff-tree", "-r", "-M", "-z", "--raw", "--no-commit-id", parent, commit)
+    tokens = out.split("\0")
+    found = []
+    i = 0
+    while i < len(tokens) and tokens[i].startswith(":"):
+        old_mode, new_mode, old_id, new_id, status = tokens[i][1:].split(" ")
+        if status[0] in "RC":
+            i += 3
+            skipped["renamed or copied"] += 1
+            continue
+        path = tokens[i + 1]
+        i += 2
+        if status != "M":
+            skipped["added, deleted or type changed"] += 1
+        elif not {old_mode, new_mode} <= {"100644", "100755"}:
+            skipped["symlink or submodule"] += 1
+        elif old_id != new_id:
+            found.append((path, old_id, new_id))
+    return found
+
+
+def text_of(data: bytes, skipped: Counter[str]) -> str | None:
+    if len(data) > MAX_FILE_BYTES:
+        skipped["over 300 KB"] += 1
+        return None
+    if b"\0" in data:
+        skipped["binary"] += 1
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        skipped["not UTF-8"] += 1
+        return None
+    if "\r" in text or text.startswith("\ufeff"):
+        skipped["CR line endings or BOM"] += 1
+        return None
+    return text
+
+
+def occurs_once(text: str, needle: str) -> bool:
+    first = text.find(needle)
+    return first >= 0 and text.find(needle, first + 1) < 0
+
+
+def _context(
+    a: list[str], b: list[str], hunk: list[int], lo: int, hi: int
+) -> tuple[int, int] | None:
+    """Lines of context before/after ``hunk`` that make its old_string unique.
+
+    Unique both in the parent (for the batch) and in the text the edit meets when
+    the hunks below it were applied first.
+    """
+    i1, i2, _j1, j2 = hunk
+    parent = "".join(a)
+    current = "".join(a[:i2] + b[j2:])
+    for c in range(MAX_CONTEXT + 1):
+        before, after = min(c, i1 - lo), min(c, hi - i2)
+        if i1 == i2 and before + after == 0:
+            continue  # a pure insertion needs at least one line to anchor it
+        old = "".join(a[i1 - before : i2 + after])
+        if old and occurs_once(parent, old) and occurs_once(current, old):
+            return before, after
+        if before == i1 - lo and after == hi - i2:
+            break
+    return None
+
+
+def plan_hunks(a: list[str], b: list[str]) -> tuple[list[list[int]], list[tuple[int, int]]] | None:
+    """Diff hunks with their context; neighbours merge when their old_strings would overlap."""
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    hunks = [[i1, i2, j1, j2] for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    while hunks:
+        contexts: list[tuple[int, int]] = []
+        merge_at = None
+        for k, hunk in enumerate(hunks):
+            lo = hunks[k - 1][1] if k else 0
+            hi = hunks[k + 1][0] if k + 1 < len(hunks) else len(a)
+            found = _context(a, b, hunk, lo, hi)
+            if found is None:
+                if len(hunks) == 1:
+                    return None
+                merge_at = k if k + 1 < len(hunks) else k - 1
+                break
+            contexts.append(found)
+        if merge_at is None:
+            for k in range(len(hunks) - 1):
+                if hunks[k][1] + contexts[k][1] > hunks[k + 1][0] - contexts[k + 1][0]:
+                    merge_at = k
+                    break
+        if merge_at is None:
+            return hunks, contexts
+        first, second = hunks[merge_at], hunks[merge_at + 1]
+        hunks[merge_at : merge_at + 2] = [[first[0], second[1], first[2], second[3]]]
+    return None
+
+
+def hunk_edits(parent: str, child: str) -> list[HunkEdit] | None:
+    a = parent.splitlines(keepends=True)
+    b = child.splitlines(keepends=True)
+    planned = plan_hunks(a, b)
+    if planned is None:
+        return None
+    hunks, contexts = planned
+    edits = []
+    for (i1, i2, j1, j2), (before, after) in reversed(list(zip(hunks, contexts, strict=True))):
+        head, tail = a[i1 - before : i1], a[i2 : i2 + after]
+        edits.append(
+            HunkEdit(
+                before="".join(a[:i2] + b[j2:]),
+                after="".join(a[:i1] + b[j1:]),
+                old="".join(head + a[i1:i2] + tail),
+                new="".join(head + b[j1:j2] + tail),
+                start_line=i1 - before + 1,
+            )
+        )
+    return edits
+
+
+def codex_patch(files: list[FileCase]) -> str:
+    """One Codex patch for every file: ``@@`` hunks with three lines of context."""
+    out = ["*** Begin Patch"]
+    for case in files:
+        a = case.parent.splitlines(keepends=True)
+        b = case.child.splitlines(keepends=True)
+        out.append(f"*** Update File: {case.path}")
+        matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        for group in matcher.get_grouped_opcodes(PATCH_CONTEXT):
+            out.append("@@")
+            for tag, i1, i2, j1, j2 in group:
+                if tag == "equal":
+                    out += [" " + line.rstrip("\n") for line in a[i1:i2]]
+                    continue
+                out += ["-" + line.rstrip("\n") for line in a[i1:i2]]
+                out += ["+" + line.rstrip("\n") for line in b[j1:j2]]
+            if group[-1][2] == len(a):
+                out.append("*** End of File")
+    out.append("*** End Patch")
+    return "\n".join(out) + "\n"
+
+
+def build_commit(
+    repo: Path, store: pygit2.Repository, index: int, sha: str, parent: str, tally: Tally
+) -> CommitCase:
+    files = []
+    for path, old_id, new_id in modified_files(repo, parent, sha, tally.skipped):
+        old_text = text_of(store[old_id].data, tally.skipped)
+        new_text = None if old_text is None else text_of(store[new_id].data, tally.skipped)
+        if old_text is None or new_text is None:
+            continue
+        edits = hunk_edits(old_text, new_text)
+        if edits is None:
+            tally.skipped["no unique old_string within 6 lines of context"] += 1
+            continue
+        files.append(FileCase(path, old_text, new_text, edits))
+    return CommitCase(index, sha, parent, files)
+
+
+# --- requests --------------------------------------------------------------------------------
+
+
+def classify(data: bytes | None, expected: str) -> str:
+    if data is None:
+        return "refused"
+    return "right" if data == expected.encode() else "wrong"
+
+
+def short_diff(expected: str, got: str, limit: int = 30) -> list[str]:
+    lines = list(
+        difflib.unified_diff(
+            expected.splitlines(keepends=True),
+            got.splitlines(keepends=True),
+            "expected",
+            "got",
+            n=1,
+        )
+    )
+    return [line.rstrip("\n") for line in lines[:limit]]
+
+
+_FOLD = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-"})
+
+
+def difference(expected: str, got: str) -> str:
+    """A coarse name for how a wrong result differs from the expected one."""
+    want, have = expected.splitlines(), got.splitlines()
+    if [line.rstrip() for line in want] == [line.rstrip() for line in have]:
+        return "trailing whitespace"
+    solid_want = [line.rstrip() for line in want if line.strip()]
+    solid_have = [line.rstrip() for line in have if line.strip()]
+    if solid_want == solid_have:
+        return "blank lines"
+    if [line.strip() for line in solid_want] == [line.strip() for line in solid_have]:
+        return "indentation"
+    if "".join(expected.split()) == "".join(got.split()):
+        return "whitespace inside lines (tokens joined or split)"
+    if expected.translate(_FOLD) == got.translate(_FOLD):
+        return "quotes or dashes"
+    if sorted(line.strip() for line in solid_want) == sorted(line.strip() for line in solid_have):
+        return "lines moved"
+    return "content"
+
+
+def excerpt(text: str, start_line: int, old: str, margin: int = 3) -> str:
+    lines = text.splitlines(keepends=True)
+    first = max(0, start_line - 1 - margin)
+    last = min(len(lines), start_line - 1 + old.count("\n") + 1 + margin)
+    return "".join(lines[first:last])
+
+
+def run_edit(
+    tally: Tally,
+    commit: CommitCase,
+    path: str,
+    hunk: HunkEdit,
+    kind: str,
+    perturbation: str,
+    old: str,
+    new: str,
+    batch: tuple[EditItem, ...] | None = None,
+) -> str:
+    """Send one request; record and return its verdict."""
+    items = batch if batch is not None else (EditItem(old, new),)
+    request = EditRequest(path, items, batch=batch is not None)
+    started = time.perf_counter()
+    try:
+        outcome = apply_edit(hunk.before.encode(), request)
+    except Exception as exc:  # an engine crash is a finding, not the end of the run
+        seconds = time.perf_counter() - started
+        tally.records.append(Record(kind, perturbation, "crash", "exception", "-", seconds))
+        tally.wrong.append(
+            {"commit": commit.sha, "path": path, "kind": kind, "perturbation": perturbation,
+             "verdict": "crash", "error": repr(exc), "old_string": old, "new_string": new}
+        )  # fmt: skip
+        return "crash"
+    seconds = time.perf_counter() - started
+    result = outcome.result
+    verdict = classify(outcome.data, hunk.after)
+    match_type = result.match_type or "-"
+    tally.records.append(Record(kind, perturbation, verdict, result.status, match_type, seconds))
+    if verdict == "wrong":
+        assert outcome.data is not None
+        got = outcome.data.decode("utf-8", "replace")
+        tally.wrong.append(
+            {
+                "commit": commit.sha,
+                "commit_index": commit.index,
+                "path": path,
+                "kind": kind,
+                "perturbation": perturbation,
+                "verdict": "wrong",
+                "difference": difference(hunk.after, got),
+                "status": result.status,
+                "match_type": result.match_type,
+                "confidence": result.confidence,
+                "start_line": hunk.start_line,
+                "file_excerpt": excerpt(hunk.before, hunk.start_line, hunk.old),
+                "old_string": old,
+                "new_string": new,
+                "exact_old_string": hunk.old,
+                "exact_new_string": hunk.new,
+                "diff": short_diff(hunk.after, got),
+            }
+        )
+    elif verdict == "refused":
+        examples = tally.refused[f"{kind}/{perturbation}"]
+        if len(examples) < REFUSED_EXAMPLES:
+            examples.append(
+                {"commit": commit.sha, "path": path, "status": result.status,
+                 "error": (result.error or "")[:300], "old_string": old[:500]}
+            )  # fmt: skip
+    return verdict
+
+
+def perturbed_pair(perturb: Callable[[str], str | None], old: str, new: str) -> tuple | None:
+    """old and new perturbed alike; None when the perturbation does not apply to both."""
+    p_old = perturb(old)
+    if p_old is None:
+        return None
+    p_new = perturb(new)
+    if p_new is None:
+        # Nothing to perturb in new_string, or it cannot be perturbed: only the first
+        # keeps the request a pure format change. Perturbing both at once tells them apart.
+        if perturb(old + "\n" + new) is None:
+            return None
+        p_new = new
+    return p_old, p_new
+
+
+def split_lines(
+    old: str, new: str
+) -> tuple[list[str], list[str], list[tuple[int, int]], list[int]]:
+    """Lines of old and new, pairs (i, j) of lines the edit keeps, and old lines it changes."""
+    a = old.splitlines(keepends=True)
+    b = new.splitlines(keepends=True)
+    kept: list[tuple[int, int]] = []
+    changed: list[int] = []
+    for tag, i1, i2, j1, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            kept += [(i1 + k, j1 + k) for k in range(i2 - i1)]
+        else:
+            changed += range(i1, i2)
+    return a, b, kept, changed
+
+
+def slip(line: str, rng: random.Random) -> str | None:
+    body = line.rstrip("\n")
+    variants = [v for v in typo_variants(body) if v.strip() != body.strip()]
+    if not variants:
+        return None
+    return rng.choice(variants) + line[len(body) :]
+
+
+def typo_requests(hunk: HunkEdit, rng: random.Random) -> list[tuple[str, str, str]]:
+    """(kind, old, new): a slip on a line the edit keeps, and one on a line it changes."""
+    a, b, kept, changed = split_lines(hunk.old, hunk.new)
+    requests = []
+    candidates = [(i, j) for i, j in kept if a[i].strip()]
+    rng.shuffle(candidates)
+    for i, j in candidates:
+        typo = slip(a[i], rng)
+        if typo is not None:
+            old = "".join([*a[:i], typo, *a[i + 1 :]])
+            new = "".join([*b[:j], typo, *b[j + 1 :]])
+            requests.append(("typo_unchanged", old, new))
+            break
+    lines = [i for i in changed if a[i].strip()]
+    rng.shuffle(lines)
+    for i in lines:
+        typo = slip(a[i], rng)
+        if typo is not None:
+            requests.append(("typo_changed", "".join([*a[:i], typo, *a[i + 1 :]]), hunk.new))
+            break
+    return requests
+
+
+def replay_commit(commit: CommitCase, tally: Tally, perturb: bool = True) -> None:
+    rng = random.Random(commit.index)
+    for case in commit.files:
+        for hunk in case.edits:
+            run_edit(tally, commit, case.path, hunk, "edit", "exact", hunk.old, hunk.new)
+        whole = HunkEdit(case.parent, case.child, "", "", 1)
+        items = tuple(EditItem(h.old, h.new) for h in case.edits)
+        run_edit(tally, commit, case.path, whole, "batch", "exact", "", "", batch=items)
+        if not perturb:
+            continue
+        for hunk in case.edits:
+            for function in FORMAT_PERTURBATIONS:
+                pair = perturbed_pair(function, hunk.old, hunk.new)
+                name = function.__name__
+                if pair is None:
+                    continue
+                old, new = pair
+                if old == new:
+                    tally.skipped[f"{name}: nothing left to change"] += 1
+                    continue
+                if hunk.before.find(old) >= 0:
+                    tally.skipped[f"{name}: perturbed old_string is other text of the file"] += 1
+                    continue
+                run_edit(tally, commit, case.path, hunk, "perturbed", name, old, new)
+            for kind, old, new in typo_requests(hunk, rng):
+                if hunk.before.find(old) >= 0:
+                    tally.skipped[f"{kind}: the slip is other text of the file"] += 1
+                    continue
+                run_edit(tally, commit, case.path, hunk, kind, "slip", old, new)
+    if commit.files:
+        replay_patch(commit, tally)
+
+
+class MemorySnapshot:
+    """Files in a dict, as apply_patch's Snapshot protocol wants them."""
+
+    def __init__(self, files: Mapping[str, bytes]) -> None:
+        self.files = files
+
+    def read(self, path: str) -> bytes | None:
+        return self.files.get(path)
+
+    def is_dir(self, path: str) -> bool:
+        prefix = path.rstrip("/") + "/"
+        return any(p.startswith(prefix) for p in self.files)
+
+
+def replay_patch(commit: CommitCase, tally: Tally) -> None:
+    patch = codex_patch(commit.files)
+    files = {case.path: case.parent.encode() for case in commit.files}
+    # An updated file always ends with a newline (DESIGN.md, apply_patch).
+    expected = {
+        case.path: (case.child if case.child.endswith("\n") else case.child + "\n").encode()
+        for case in commit.files
+    }
+    started = time.perf_counter()
+    try:
+        outcome = apply_patch(patch, MemorySnapshot(files))
+    except Exception as exc:
+        seconds = time.perf_counter() - started
+        tally.records.append(Record("patch", "exact", "crash", "exception", "-", seconds))
+        tally.wrong.append(
+            {"commit": commit.sha, "kind": "patch", "verdict": "crash", "error": repr(exc),
+             "patch": patch}
+        )  # fmt: skip
+        return
+    seconds = time.perf_counter() - started
+    result = outcome.result
+    written = {c.path: c.after for c in outcome.changes}
+    bad = sorted(p for p, data in written.items() if data != expected.get(p))
+    if bad:
+        verdict = "wrong"
+    elif set(written) == set(expected):
+        verdict = "right"
+    else:
+        verdict = "refused"
+    types = sorted({h.match_type for h in result.hunks}) or ["-"]
+    tally.records.append(Record("patch", "exact", verdict, result.status, "+".join(types), seconds))
+    if verdict == "wrong":
+        tally.wrong.append(
+            {
+                "commit": commit.sha,
+                "commit_index": commit.index,
+                "kind": "patch",
+                "perturbation": "exact",
+                "verdict": "wrong",
+                "status": result.status,
+                "paths": bad,
+                "diff": [
+                    line
+                    for p in bad
+                    for line in [
+                        f"## {p}",
+                        *short_diff(
+                            expected[p].decode(),
+                            (written[p] or b"").decode("utf-8", "replace"),
+                        ),
+                    ]
+                ],
+                "patch": patch,
+            }
+        )
+    elif verdict == "refused":
+        examples = tally.refused["patch/exact"]
+        if len(examples) < REFUSED_EXAMPLES:
+            examples.append(
+                {"commit": commit.sha, "status": result.status,
+                 "error": (result.error or "")[:300]}
+            )  # fmt: skip
+
+
+# --- baseline: git apply vs redline apply --jsonl ---------------------------------------------
+
+
+def redline_command() -> list[str]:
+    """The console script next to this interpreter (not a pyenv shim: that is a shell)."""
+    for folder in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):
+        candidate = folder / "redline"
+        if candidate.is_file():
+            return [str(candidate)]
+    return [sys.executable, "-c", "from redline.cli.main import main; main()"]
+
+
+def write_tree(root: Path, files: Iterable[FileCase], prefix: str = "") -> None:
+    for case in files:
+        target = root / prefix / case.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(case.parent.encode())
+
+
+def tree_is_child(root: Path, files: Iterable[FileCase], prefix: str = "") -> bool:
+    return all((root / prefix / c.path).read_bytes() == c.child.encode() for c in files)
+
+
+def jsonl_requests(files: Iterable[FileCase], prefix: str = "") -> bytes:
+    lines = [
+        json.dumps(
+            {"tool": "edit", "path": prefix + case.path, "old_string": h.old, "new_string": h.new}
+        )
+        for case in files
+        for h in case.edits
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def timed(command: list[str], data: bytes, cwd: Path, env: dict[str, str]) -> tuple[float, int]:
+    started = time.perf_counter()
+    proc = subprocess.run(command, input=data, cwd=cwd, env=env, capture_output=True, check=False)
+    return time.perf_counter() - started, proc.returncode
+
+
+def baseline(repo: Path, commits: list[CommitCase]) -> dict[str, Any]:
+    """One subprocess per commit for each tool, alternating which goes first."""
+    commits = [c for c in commits if c.files]
+    redline = redline_command()
+    scratch = Path(tempfile.mkdtemp(prefix="redline-replay-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_CEILING_DIRECTORIES"] = str(scratch)
+    git_ms: list[float] = []
+    red_ms: list[float] = []
+    engine_ms = [engine_time(commit) * 1000 for commit in commits]
+    git_ok = red_ok = 0
+    try:
+        for n, commit in enumerate(commits):
+            paths = [case.path for case in commit.files]
+            diff = subprocess.run(
+                ["git", "-C", str(repo), "--literal-pathspecs", "-c", "diff.noprefix=false",
+                 "-c", "diff.mnemonicPrefix=false", "diff", "--no-color", "--no-ext-diff",
+                 "--no-textconv", "--no-renames", commit.parent, commit.sha, "--", *paths],
+                capture_output=True, check=True,
+            ).stdout  # fmt: skip
+            requests = jsonl_requests(commit.files)
+            git_dir, red_dir = scratch / f"git{n}", scratch / f"redline{n}"
+            write_tree(git_dir, commit.files)
+            write_tree(red_dir, commit.files)
+            runs = [
+                ("git", ["git", "apply", "--whitespace=nowarn"], diff, git_dir),
+                ("redline", [*redline, "apply", "--jsonl", "--root", "."], requests, red_dir),
+            ]
+            for name, command, data, cwd in runs if n % 2 == 0 else runs[::-1]:
+                seconds, code = timed(command, data, cwd, env)
+                ok = code == 0 and tree_is_child(cwd, commit.files)
+                if name == "git":
+                    git_ms.append(seconds * 1000)
+                    git_ok += ok
+                else:
+                    red_ms.append(seconds * 1000)
+                    red_ok += ok
+        # All commits' edits through one redline process, each commit in its own folder.
+        all_dir = scratch / "all"
+        requests = b""
+        for n, commit in enumerate(commits):
+            write_tree(all_dir, commit.files, f"c{n}/")
+            requests += jsonl_requests(commit.files, f"c{n}/")
+        one_s, code = timed([*redline, "apply", "--jsonl", "--root", "."], requests, all_dir, env)
+        one_ok = code == 0 and all(
+            tree_is_child(all_dir, c.files, f"c{n}/") for n, c in enumerate(commits)
+        )
+        empty_dir = scratch / "empty"
+        empty_dir.mkdir()
+        floor = [
+            timed([*redline, "apply", "--jsonl", "--root", "."], b"", empty_dir, env)[0] * 1000
+            for _ in range(1 if len(commits) < 10 else 5)
+        ]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if not commits:
+        return {"commits": 0}
+    return {
+        "commits": len(commits),
+        "requests": sum(len(case.edits) for c in commits for case in c.files),
+        "git_apply": _spread(git_ms) | {"right": git_ok},
+        "redline_apply_jsonl": _spread(red_ms) | {"right": red_ok},
+        "engine_in_process": _spread(engine_ms),
+        "ratio_median": round(statistics.median(red_ms) / statistics.median(git_ms), 2),
+        "engine_ratio_median": round(statistics.median(engine_ms) / statistics.median(git_ms), 3),
+        "ratio_total": round(sum(red_ms) / sum(git_ms), 2),
+        "one_process": {
+            "total_ms": round(one_s * 1000, 1),
+            "right": one_ok,
+            "ratio_to_git_total": round(one_s * 1000 / sum(git_ms), 2),
+        },
+        "redline_empty_stream_ms": round(statistics.median(floor), 1),
+    }
+
+
+def engine_time(commit: CommitCase) -> float:
+    """Seconds apply_edit takes for a commit's exact hunk edits, in this process."""
+    started = time.perf_counter()
+    for case in commit.files:
+        data = case.parent.encode()
+        for hunk in case.edits:
+            outcome = apply_edit(data, EditRequest(case.path, (EditItem(hunk.old, hunk.new),)))
+            data = outcome.data if outcome.data is not None else data
+    return time.perf_counter() - started
+
+
+def _spread(ms: list[float]) -> dict[str, float]:
+    return {
+        "median_ms": round(statistics.median(ms), 2),
+        "p90_ms": round(_percentile(ms, 0.9), 2),
+        "total_ms": round(sum(ms), 1),
+    }
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+# --- report ----------------------------------------------------------------------------------
+
+
+def table(records: list[Record], key: Callable[[Record], str]) -> dict[str, dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
+    groups: dict[str, list[Record]] = defaultdict(list)
+    for record in records:
+        groups[key(record)].append(record)
+    for name, group in groups.items():
+        counts = Counter(r.verdict for r in group)
+        ms = [r.seconds * 1000 for r in group]
+        rows[name] = {"n": len(group)} | {v: counts[v] for v in VERDICTS}
+        rows[name] |= {
+            "right_pct": round(100 * counts["right"] / len(group), 1),
+            "median_ms": round(statistics.median(ms), 3),
+            "p90_ms": round(_percentile(ms, 0.9), 3),
+        }
+    return rows
+
+
+def print_table(title: str, rows: dict[str, dict[str, Any]], order: Iterable[str] = ()) -> None:
+    names = [k for k in order if k in rows] + sorted(k for k in rows if k not in order)
+    columns = ["n", *VERDICTS, "right_pct", "median_ms", "p90_ms"]
+    print(f"\n{title:24}" + "".join(f"{c:>11}" for c in columns))
+    for name in names:
+        row = rows[name]
+        cells = "".join(
+            f"{row[c]:>11.3f}" if c.endswith("_ms") else f"{row[c]:>11}" for c in columns
+        )
+        print(f"{name:24}{cells}")
+
+
+def summary_line(label: str, records: list[Record], right_word: str = "right") -> str:
+    n = len(records)
+    if not n:
+        return f"{label}: n=0"
+    counts = Counter(r.verdict for r in records)
+    line = (
+        f"{label}: {right_word} {100 * counts['right'] / n:.1f}% "
+        f"refused {100 * counts['refused'] / n:.1f}% wrong {counts['wrong']} (n={n})"
+    )
+    return line + (f" crashed {counts['crash']}" if counts["crash"] else "")
+
+
+def summaries(records: list[Record], base: dict[str, Any] | None) -> list[str]:
+    of = defaultdict(list)
+    for r in records:
+        of[r.kind].append(r)
+    typos = of["typo_unchanged"] + of["typo_changed"]
+    lines = [
+        summary_line("exact edits", of["edit"]),
+        summary_line("batches", of["batch"]),
+        summary_line("patches", of["patch"]),
+        summary_line("perturbed", of["perturbed"]),
+        summary_line("typo", typos, "recovered"),
+        summary_line("typo on a kept line", of["typo_unchanged"], "recovered"),
+        summary_line("typo on a changed line", of["typo_changed"], "recovered"),
+    ]
+    if base and base.get("commits"):
+        g, r = base["git_apply"], base["redline_apply_jsonl"]
+        lines.append(
+            f"git apply vs redline apply --jsonl, one process per commit ({base['commits']} "
+            f"commits, {base['requests']} edits): median {g['median_ms']} vs {r['median_ms']} ms "
+            f"per commit, redline/git {base['ratio_median']}x "
+            f"(right {g['right']} and {r['right']} of {base['commits']})"
+        )
+        one = base["one_process"]
+        lines.append(
+            f"all commits through one redline process: {one['total_ms']} ms vs git apply "
+            f"{g['total_ms']} ms in {base['commits']} processes, "
+            f"redline/git {one['ratio_to_git_total']}x; redline's empty stream "
+            f"{base['redline_empty_stream_ms']} ms"
+        )
+        e = base["engine_in_process"]
+        lines.append(
+            f"the same exact edits through apply_edit in this process: median {e['median_ms']} ms "
+            f"per commit, engine/git apply {base['engine_ratio_median']}x"
+        )
+    return lines
+
+
+def print_wrong(wrong: list[dict[str, Any]]) -> None:
+    print(f"\n{len(wrong)} wrong or crashed:")
+    for case in wrong:
+        where = case.get("path") or ", ".join(case.get("paths", []))
+        print(
+            f"- {case['commit'][:10]} {where} {case['kind']}/{case.get('perturbation', '')}: "
+            f"{case['verdict']} {case.get('match_type') or ''} {case.get('confidence') or ''} "
+            f"({case.get('difference', '')})"
+        )
+        if "error" in case:
+            print(f"    {case['error']}")
+        for line in case.get("diff", []):
+            print(f"    {line}")
+
+
+def engine_version() -> str:
+    """The commit of the engine measured, and whether src/ has uncommitted changes."""
+    head = git(REPO_ROOT, "rev-parse", "--short=10", "HEAD").strip()
+    dirty = git(REPO_ROOT, "status", "--porcelain", "--", "src").strip()
+    return head + (" + uncommitted changes in src/" if dirty else "")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repo", nargs="?", type=Path, default=REPO_ROOT, help="default: this one")
+    parser.add_argument("-n", type=int, default=None, help=f"commits (default {DEFAULT_COMMITS})")
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_COMMITS} commits")
+    parser.add_argument("--json", type=Path, help="write every figure and every wrong case here")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every wrong case")
+    parser.add_argument("--no-baseline", action="store_true", help="skip git apply vs redline")
+    args = parser.parse_args(argv)
+    n = args.n or (QUICK_COMMITS if args.quick else DEFAULT_COMMITS)
+    repo = args.repo.resolve()
+    store = pygit2.Repository(git(repo, "rev-parse", "--absolute-git-dir").strip())
+    head = git(repo, "rev-parse", "HEAD").strip()
+    engine = engine_version()
+
+    started = time.perf_counter()
+    tally = Tally()
+    commits = [
+        build_commit(repo, store, index, sha, parent, tally)
+        for index, (sha, parent) in enumerate(commits_of(repo, n))
+    ]
+    build_s = time.perf_counter() - started
+    started = time.perf_counter()
+    for commit in commits:
+        replay_commit(commit, tally)
+    replay_s = time.perf_counter() - started
+    base = None if args.no_baseline else baseline(repo, commits)
+
+    files = sum(len(c.files) for c in commits)
+    hunks = sum(len(f.edits) for c in commits for f in c.files)
+    print(f"engine: redline at {engine}")
+    print(
+        f"{repo} at {head[:10]}: {len(commits)} commits, {files} modified text files, "
+        f"{hunks} hunk edits; built in {build_s:.1f} s, {len(tally.records)} requests "
+        f"run in {replay_s:.1f} s"
+    )
+    kinds = table(tally.records, lambda r: r.kind)
+    perturbations = table(
+        [r for r in tally.records if r.kind == "perturbed" or r.kind.startswith("typo")],
+        lambda r: r.perturbation if r.kind == "perturbed" else r.kind,
+    )
+    match_types = table(
+        [r for r in tally.records if r.kind != "patch"], lambda r: f"{r.match_type}"
+    )
+    patch_types = table([r for r in tally.records if r.kind == "patch"], lambda r: r.match_type)
+    refusals = table(
+        [r for r in tally.records if r.verdict == "refused"], lambda r: f"{r.kind}: {r.status}"
+    )
+    print_table("kind", kinds, KINDS)
+    print_table("perturbation", perturbations, [f.__name__ for f in FORMAT_PERTURBATIONS])
+    print_table("match_type (edits)", match_types)
+    print_table("match_types (patches)", patch_types)
+    print_table("refused as", refusals)
+    classes = Counter(
+        f"{w['kind']}/{w.get('perturbation')}: {w.get('difference', w['verdict'])}"
+        for w in tally.wrong
+    )
+    if classes:
+        print("\nwrong, by how the bytes differ:")
+        for name, count in sorted(classes.items()):
+            print(f"  {count:5}  {name}")
+    if tally.skipped:
+        print("\nskipped: " + "; ".join(f"{k} {v}" for k, v in sorted(tally.skipped.items())))
+    lines = summaries(tally.records, base)
+    print()
+    for line in lines:
+        print(line)
+    if args.verbose and tally.wrong:
+        print_wrong(tally.wrong)
+    if args.json:
+        figures = {
+            "repo": str(repo),
+            "head": head,
+            "engine": engine,
+            "commits": len(commits),
+            "files": files,
+            "hunk_edits": hunks,
+            "requests": len(tally.records),
+            "seconds": {"build": round(build_s, 2), "replay": round(replay_s, 2)},
+            "kinds": kinds,
+            "perturbations": perturbations,
+            "match_types": match_types,
+            "patch_match_types": patch_types,
+            "refusals": refusals,
+            "skipped": dict(tally.skipped),
+            "wrong_classes": dict(classes),
+            "baseline": base,
+            "summary": lines,
+            "wrong": tally.wrong,
+            "refused_examples": dict(tally.refused),
+        }
+        args.json.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n")
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,12 +16,16 @@ from redline.engine.decode import Decoded, decode
 from redline.engine.diagnose import NOT_FOUND, not_found
 from redline.engine.diff import unified
 from redline.engine.errors import FileFormatError
-from redline.engine.match import FileView, Span, find_all, match_chain
+from redline.engine.match import CONFIDENCE, FileView, Span, find_all, match_chain
 from redline.engine.merge import MergeConflict, TooDifferent, adapt
 from redline.engine.result import Failure, Match, Result, Status
 
 DEFAULT_THRESHOLD = 0.8
 IDENTICAL = "old_string and new_string are identical"
+ALREADY_APPLIED = (
+    "already applied: old_string is not in the file and new_string is, once; nothing was "
+    "changed (a retry of an edit that landed is safe)"
+)
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,21 @@ class _Replacement:
     span: Span
     text: str
     match_type: str
+
+
+class _AlreadyApplied(Exception):
+    pass
+
+
+def _landed(text: str, new: str, spans: tuple[Span, ...]) -> bool:
+    """new_string is in the file once, where old_string's tolerant match (if any) is."""
+    if not new.strip():
+        return False
+    found = find_all(text, new)
+    if len(found) != 1:
+        return False
+    here = Span(found[0], found[0] + len(new), 1.0)
+    return not spans or any(here.overlaps(span) for span in spans)
 
 
 class _Refused(Exception):
@@ -95,6 +114,8 @@ def _single(view: FileView, item: EditItem, threshold: float) -> tuple[Result, l
             replacements = _replace_all(view, item, threshold)
         else:
             replacements = [_locate(view, item, threshold)]
+    except _AlreadyApplied:
+        return Result("no_change", hint=ALREADY_APPLIED), []
     except _Refused as refused:
         result = Result(refused.status, error=str(refused), matches=refused.matches)
         if refused.matches:
@@ -115,6 +136,11 @@ def _check_item(item: EditItem) -> None:
 def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
     old = item.old_string
     chain = match_chain(view, old, threshold)
+    # Only a format-tolerant match says where old_string is; a fuzzy one may be anywhere.
+    where = chain.spans if chain.match_type in CONFIDENCE else ()
+    if chain.match_type != "exact" and _landed(view.text, item.new_string, where):
+        # A retry after a lost answer: old_string is gone and new_string is there.
+        raise _AlreadyApplied
     if chain.match_type is None:
         raise _Refused("no_match", not_found(view, old, chain.nearest))
     if len(chain.spans) > 1:
@@ -132,6 +158,7 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
             line_start=span.start == 0 or text[span.start - 1] == "\n",
             line_end=span.end == len(text) or text[span.end - 1 : span.end + 1].count("\n") > 0,
             style=indent.style(view.lines),
+            file_chars=frozenset(text),
         )
     except TooDifferent:
         # More than one line really differs: the nearest block is another block.

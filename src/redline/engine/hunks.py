@@ -19,11 +19,15 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
+from functools import cached_property
 from itertools import pairwise
 
 from redline.engine import invisible
 from redline.engine.errors import RedlineError
 from redline.engine.fold import punctuation_key
+from redline.engine.indent import Style, style
+from redline.engine.merge import MergeConflict, TooDifferent, adapt
 from redline.engine.patch_parse import Hunk, HunkLine
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -93,6 +97,9 @@ def apply_hunks(
             hunk = replace(hunk, lines=hunk.lines[:-1])
             start, ev = _place(keyed, hunk, cursor, number, len(hunks), path)
         old_len = sum(1 for h in hunk.lines if h.kind != "+")
+        if ev.match_type != "exact" and any(h.kind == "+" for h in hunk.lines):
+            file_lines = [c for c, _ in lines[start : start + old_len]]
+            hunk = _adapted(hunk, file_lines, ev.match_type, keyed, number, len(hunks), path)
         placed.append((start, old_len, hunk))
         evidence.append(ev)
         if old_len or ev.anchor_found:
@@ -124,6 +131,57 @@ def apply_hunks(
         pos = start + old_len
     out.extend(_Line(c, e) for c, e in lines[pos:])
     return _join(out, styles), evidence, removed
+
+
+def _adapted(
+    hunk: Hunk,
+    file_lines: list[str],
+    match_type: str,
+    keyed: _Keyed,
+    number: int,
+    total: int,
+    path: str,
+) -> Hunk:
+    """The hunk with its '+' lines written the file's way (see :mod:`redline.engine.merge`).
+
+    A hunk placed with whitespace or punctuation tolerance quotes the file in
+    another format; its added lines are adapted to the file's format as an edit
+    is, so a format-only difference never writes a third text.
+    """
+    old = [h.text for h in hunk.lines if h.kind != "+"]
+    new = [h.text for h in hunk.lines if h.kind != "-"]
+    tier = "punctuation" if match_type == "punctuation" else "whitespace"
+    try:
+        text = adapt(
+            _joined(old),
+            _joined(new),
+            _joined(file_lines),
+            tier,
+            line_start=True,
+            line_end=True,
+            style=keyed.style,
+            file_chars=keyed.chars,
+        )
+    except (MergeConflict, TooDifferent) as refused:
+        raise HunkError(
+            f"hunk not found ({number}/{total}) in {path}: its lines match only with "
+            f"{match_type} differences, and {refused}; re-read the file and copy the "
+            "hunk's context and '-' lines from it",
+            number,
+        ) from None
+    adapted = text.split("\n")[:-1]
+    lines: list[HunkLine] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, file_lines, adapted, False).get_opcodes():
+        if tag == "equal":
+            lines.extend(HunkLine(" ", line) for line in file_lines[i1:i2])
+            continue
+        lines.extend(HunkLine("-", line) for line in file_lines[i1:i2])
+        lines.extend(HunkLine("+", line) for line in adapted[j1:j2])
+    return replace(hunk, lines=tuple(lines))
+
+
+def _joined(lines: list[str]) -> str:
+    return "".join(line + "\n" for line in lines)
 
 
 def _replacement_ending(ending: str, styles: Counter[str]) -> str | None:
@@ -176,6 +234,14 @@ class _Keyed:
         self.contents = contents
         self._views: dict[str, list[str]] = {}
         self._index: dict[str, dict[str, list[int]]] = {}
+
+    @cached_property
+    def style(self) -> Style:
+        return style(self.contents)
+
+    @cached_property
+    def chars(self) -> frozenset[str]:
+        return frozenset("".join(self.contents))
 
     def view(self, name: str) -> list[str]:
         if name not in self._views:

@@ -113,7 +113,7 @@ def split(text: str, line_start: bool, line_end: bool) -> list[Seg]:
 
 
 def _key(seg: Seg) -> str:
-    return "".join(punctuation_key(seg.body).split())
+    return _fold(seg.body)
 
 
 def adapt(
@@ -125,12 +125,14 @@ def adapt(
     line_start: bool | None = None,
     line_end: bool = True,
     style: indent.Style | None = None,
+    file_chars: frozenset[str] = frozenset(),
 ) -> str:
     """The text that replaces ``matched`` (raises :class:`MergeConflict`, :class:`TooDifferent`).
 
     ``line_start``: the match begins at the start of a line of the file (by
     default: when old_string begins with indentation). ``line_end``: it ends at
-    the end of a line. ``style``: how the whole file indents.
+    the end of a line. ``style``: how the whole file indents. ``file_chars``:
+    the characters the whole file contains (which quotes and dashes it uses).
     """
     if match_type == "exact" or matched == old:
         return new
@@ -138,7 +140,7 @@ def adapt(
         return new[:-1] if new.endswith(LF) else new
     if line_start is None:
         line_start = old[:1] in (" ", "\t")
-    return _Merge(old, new, matched, match_type, line_start, line_end, style).run()
+    return _Merge(old, new, matched, match_type, line_start, line_end, style, file_chars).run()
 
 
 @dataclass
@@ -159,6 +161,7 @@ class _Merge:
     line_start: bool
     line_end: bool
     style: indent.Style | None
+    file_chars: frozenset[str]
     units: list[_Unit] = field(default_factory=list)
 
     def run(self) -> str:
@@ -168,7 +171,9 @@ class _Merge:
         self.units = self._align()
         self._check_drift()
         self.partner = {u.old: u for u in self.units if u.old is not None}
-        self.tokens = _TokenMap([(self.base[i], self.ours[j]) for i, j in self._trusted_pairs()])
+        self.tokens = _TokenMap(
+            [(self.base[i], self.ours[j]) for i, j in self._trusted_pairs()], self.file_chars
+        )
         self.reindent = self._fit_indentation()
         self.strip_trailing = self._trailing_model()
         return LF.join(self._emit())
@@ -333,11 +338,18 @@ class _Merge:
         trail = "" if self.strip_trailing else t.trail
         return lead + self.tokens.carry(t.body, line) + trail
 
+    def _flat_quote(self) -> bool:
+        return all(not s.indent for s in self.base if s.full_start and not s.blank)
+
     def _blank(self, t: Seg) -> str:
         return "" if self.strip_trailing else t.text
 
     def _map_indent(self, t: Seg, line: int) -> str:
         mapped = self.reindent(t.indent) if self.reindent is not None else None
+        if mapped is None and t.indent and self._flat_quote():
+            # old_string quoted the lines without their indentation, and the
+            # agent indented this line itself: it is written as given.
+            return t.indent
         if mapped is None:
             raise MergeConflict(
                 line,
@@ -480,7 +492,8 @@ def _contexts(toks: list[str]) -> list[bool]:
 class _TokenMap:
     """How the file writes each token of old_string, learnt over the whole block."""
 
-    def __init__(self, pairs: list[tuple[Seg, Seg]]) -> None:
+    def __init__(self, pairs: list[tuple[Seg, Seg]], file_chars: frozenset[str]) -> None:
+        self.file_chars = file_chars
         self.targets: dict[tuple[str, bool], set[str]] = defaultdict(set)
         for b, o in pairs:
             a_toks = _TOKEN.findall(b.body)
@@ -501,7 +514,7 @@ class _TokenMap:
         for tok, wide in zip(toks, _contexts(toks), strict=True):
             targets = self.targets.get((tok, wide))
             if not targets or tok.isspace():
-                out.append(tok)
+                out.append(self._unseen(tok))
             elif len(targets) == 1:
                 out.append(next(iter(targets)))
             elif _WORD_TOKEN.match(tok):
@@ -509,6 +522,13 @@ class _TokenMap:
             else:
                 out.append(tok)  # the file mixes styles of this mark: the agent's is as good
         return out
+
+    def _unseen(self, tok: str) -> str:
+        """A mark the block does not show: a typographic one the file never uses is its twin."""
+        if tok.isascii() or len(tok) != 1 or tok in self.file_chars:
+            return tok
+        twin = translate_punctuation(tok)
+        return twin if twin != tok and twin in self.file_chars else tok
 
     def respell(self, text: str) -> str:
         """``text`` with every token that maps one way in the whole block written the file's way."""
@@ -569,8 +589,42 @@ def _hunks(a: list[str], b: list[str], theirs: bool) -> list[_Hunk]:
                 if a[i1 + k] != b[j1 + k]
             )
         else:
-            out.append(_Hunk(i1, i2, j1, j2, tuple(b[j1:j2]), theirs))
+            out.append(_slid(a, _Hunk(i1, i2, j1, j2, tuple(b[j1:j2]), theirs)))
     return out
+
+
+def _slid(a: list[str], hunk: _Hunk) -> _Hunk:
+    """A pure insertion or deletion moved as far left as it can go, so that both
+    sides dropping (or doubling) one of two equal tokens make the same hunk."""
+    start, end, src, src_end, tokens = hunk.start, hunk.end, hunk.src, hunk.src_end, hunk.tokens
+    if start != end and not tokens:
+        while start > 0 and a[start - 1] == a[end - 1]:
+            start, end = start - 1, end - 1
+    elif start == end and tokens:
+        while start > 0 and src > 0 and a[start - 1] == tokens[-1]:
+            tokens = (a[start - 1], *tokens[:-1])
+            start, end, src, src_end = start - 1, end - 1, src - 1, src_end - 1
+    return _Hunk(start, end, src, src_end, tokens, hunk.theirs)
+
+
+def _subsumes(big: _Hunk, insert: _Hunk) -> bool:
+    """``insert`` adds, next to ``big``, tokens that ``big`` also writes on that side."""
+    if insert.start != insert.end or not insert.tokens or big.tokens == insert.tokens:
+        return False
+    n = len(insert.tokens)
+    if big.end == insert.start:
+        return big.tokens[-n:] == insert.tokens
+    if big.start == insert.start:
+        return big.tokens[:n] == insert.tokens
+    return False
+
+
+def _format_only(a: list[str], hunk: _Hunk) -> bool:
+    return _fold("".join(a[hunk.start : hunk.end])) == _fold("".join(hunk.tokens))
+
+
+def _fold(text: str) -> str:
+    return "".join(punctuation_key(text).split())
 
 
 def _merge_tokens(base: str, ours: str, theirs: str, tokens: _TokenMap, line: int) -> str:
@@ -583,17 +637,24 @@ def _merge_tokens(base: str, ours: str, theirs: str, tokens: _TokenMap, line: in
     )
     chosen: list[_Hunk] = []
     for hunk in hunks:
+        twin = next((c for c in chosen if c.theirs != hunk.theirs and _subsumes(c, hunk)), None)
+        if twin is not None:
+            continue  # both sides make this insertion; the other side's hunk carries it
+        twin = next((c for c in chosen if c.theirs != hunk.theirs and _subsumes(hunk, c)), None)
+        if twin is not None:
+            chosen[chosen.index(twin)] = hunk
+            continue
         clash = next((c for c in chosen if c.clashes(hunk)), None)
         if clash is None:
             chosen.append(hunk)
             continue
         if (clash.start, clash.end, clash.tokens) == (hunk.start, hunk.end, hunk.tokens):
             continue  # the same change on both sides
-        involved = [*a[min(clash.start, hunk.start) : max(clash.end, hunk.end)]]
-        involved += [*clash.tokens, *hunk.tokens]
-        if all(tok.isspace() for tok in involved):
-            theirs_hunk = hunk if hunk.theirs else clash
-            chosen[chosen.index(clash)] = theirs_hunk  # the separation the agent wrote
+        ours_hunk, theirs_hunk = (clash, hunk) if hunk.theirs else (hunk, clash)
+        if _format_only(a, ours_hunk):
+            # The file only writes those tokens another way (spacing, a quote
+            # style): the agent's change to them wins.
+            chosen[chosen.index(clash)] = theirs_hunk
             continue
         raise MergeConflict(line, base, ours)
     mapped = tokens.mapped(t)

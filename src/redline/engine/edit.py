@@ -16,7 +16,7 @@ from redline.engine.decode import Decoded, decode
 from redline.engine.diagnose import NOT_FOUND, not_found
 from redline.engine.diff import unified
 from redline.engine.errors import FileFormatError
-from redline.engine.match import CONFIDENCE, FileView, Span, find_all, match_chain
+from redline.engine.match import FileView, Span, find_all, match_chain
 from redline.engine.merge import MergeConflict, TooDifferent, adapt
 from redline.engine.result import Failure, Match, Result, Status
 
@@ -60,15 +60,9 @@ class _AlreadyApplied(Exception):
     pass
 
 
-def _landed(text: str, new: str, spans: tuple[Span, ...]) -> bool:
-    """new_string is in the file once, where old_string's tolerant match (if any) is."""
-    if not new.strip():
-        return False
-    found = find_all(text, new)
-    if len(found) != 1:
-        return False
-    here = Span(found[0], found[0] + len(new), 1.0)
-    return not spans or any(here.overlaps(span) for span in spans)
+def _landed(text: str, new: str) -> bool:
+    """old_string is not in the file as sent, and new_string is, once."""
+    return bool(new.strip()) and len(find_all(text, new)) == 1
 
 
 class _Refused(Exception):
@@ -136,9 +130,7 @@ def _check_item(item: EditItem) -> None:
 def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
     old = item.old_string
     chain = match_chain(view, old, threshold)
-    # Only a format-tolerant match says where old_string is; a fuzzy one may be anywhere.
-    where = chain.spans if chain.match_type in CONFIDENCE else ()
-    if chain.match_type != "exact" and _landed(view.text, item.new_string, where):
+    if chain.match_type != "exact" and _landed(view.text, item.new_string):
         # A retry after a lost answer: old_string is gone and new_string is there.
         raise _AlreadyApplied
     if chain.match_type is None:
@@ -146,8 +138,10 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
     if len(chain.spans) > 1:
         matches = [_describe(view, s, chain.match_type) for s in chain.spans]
         raise _Refused("ambiguous", _ambiguous(chain.match_type, matches), matches)
-    span = chain.spans[0]
     text = view.text
+    span = chain.spans[0]
+    if chain.match_type not in ("exact", "trailing_newline"):
+        span = _from_line_start(text, span, old)
     matched = text[span.start : span.end]
     try:
         adapted = adapt(
@@ -168,6 +162,15 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
         # since it was read. Say so instead of guessing.
         raise _Refused("no_match", not_found(view, old, span, conflict=conflict)) from None
     return _Replacement(span, adapted, chain.match_type)
+
+
+def _from_line_start(text: str, span: Span, old: str) -> Span:
+    """A tolerant match of whole lines quoted without their indentation starts at the
+    line's start, so that the indentation is mapped rather than left before it."""
+    line_start = text.rfind("\n", 0, span.start) + 1
+    if old[:1].isspace() or line_start == span.start or text[line_start : span.start].strip():
+        return span
+    return Span(line_start, span.end, span.score)
 
 
 def _ambiguous(match_type: str, matches: list[Match]) -> str:

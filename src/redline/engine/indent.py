@@ -19,6 +19,7 @@ from fractions import Fraction
 from itertools import pairwise
 
 TAB = 4  # columns a tab counts for when tabs and spaces are compared
+USUAL_STEPS = (2, 3, 4, 8)
 _INDENT = re.compile(r"[ \t]*")
 
 Reindent = Callable[[str], "str | None"]
@@ -56,8 +57,15 @@ def style(lines: Iterable[str]) -> Style:
         if previous is not None and current > previous:
             steps[current - previous] += 1
         previous = current
-    step = steps.most_common(1)[0][0] if steps else None
-    return Style(step, tabbed > spaced)
+    return Style(_usual(steps), tabbed > spaced)
+
+
+def _usual(steps: Counter[int]) -> int | None:
+    """The most common step, if it is one people indent by (not an alignment column)."""
+    if not steps:
+        return None
+    step = steps.most_common(1)[0][0]
+    return step if step in USUAL_STEPS else None
 
 
 @dataclass(frozen=True)
@@ -129,8 +137,7 @@ def _tabs_then_spaces(indent: str) -> bool:
 
 def _scale_from_steps(agent_indents: Iterable[str], step_hint: int | None, tabs: bool) -> Fraction:
     agent = sorted({width(i) for i in agent_indents})
-    gaps = Counter(b - a for a, b in pairwise(agent))
-    agent_step = gaps.most_common(1)[0][0] if gaps else None
+    agent_step = _usual(Counter(b - a for a, b in pairwise(agent)))
     file_step_ = TAB if tabs else step_hint
     if agent_step is None or file_step_ is None:
         return Fraction(1)

@@ -172,16 +172,32 @@ def _clean_edges(text: str, start: int, end: int, needle: str) -> bool:
 
 
 def _extend_whitespace(text: str, span: Span, old: str) -> Span:
-    """Widen a whitespace-tier span over the indentation and line end old_string covers."""
+    """Widen a whitespace-tier span over the whitespace old_string has around its text:
+    the indentation, the line end, and as many blank lines as old_string has."""
     start, end = span.start, span.end
-    if old[:1] in (" ", "\t"):
-        while start > 0 and text[start - 1] in " \t":
+    body = old.strip()
+    lead = old[: old.index(body)] if body else ""
+    trail = old[len(lead) + len(body) :]
+    if lead:
+        newlines = lead.count("\n")
+        while start > 0 and text[start - 1].isspace():
+            if text[start - 1] == "\n":
+                if newlines == 0:
+                    break
+                newlines -= 1
             start -= 1
-    if old[-1:].isspace():
-        while end < len(text) and text[end] in " \t":
+            if text[start] == "\n" and newlines == 0:
+                break
+    if trail:
+        newlines = trail.count("\n")
+        while end < len(text) and text[end].isspace():
+            if text[end] == "\n":
+                if newlines == 0:
+                    break
+                newlines -= 1
             end += 1
-        if old.endswith("\n") and end < len(text) and text[end] == "\n":
-            end += 1
+            if text[end - 1] == "\n" and newlines == 0:
+                break
     return Span(start, end, span.score)
 
 

@@ -175,7 +175,7 @@ class _Merge:
             [(self.base[i], self.ours[j]) for i, j in self._trusted_pairs()], self.file_chars
         )
         self.reindent = self._fit_indentation()
-        self.strip_trailing = self._trailing_model()
+        self.extra_trailing = self._trailing_model()
         return LF.join(self._emit())
 
     # -- alignment ---------------------------------------------------------------
@@ -235,14 +235,23 @@ class _Merge:
         agent = [s.indent for s in (*self.base, *self.theirs) if s.full_start and not s.blank]
         return indent.fit(pairs, agent, self.style or indent.Style())
 
-    def _trailing_model(self) -> bool:
-        """Whether the file drops the trailing whitespace the agent wrote."""
+    def _trailing_model(self) -> str:
+        """The trailing whitespace the agent adds to every line the file has, if any."""
         pairs = [
             (self.base[i].trail, self.ours[j].trail)
             for i, j in self._trusted_pairs()
-            if not self.base[i].blank
+            if not self.base[i].blank and self.base[i].trail
         ]
-        return any(b != f for b, f in pairs) and all(f == "" for _, f in pairs)
+        extra = {b[len(f) :] if b.startswith(f) else None for b, f in pairs}
+        every = [i for i, _ in self._trusted_pairs() if not self.base[i].blank]
+        if len(extra) == 1 and None not in extra and len(pairs) == len(every):
+            return extra.pop() or ""
+        return ""
+
+    def _trail(self, t: Seg) -> str:
+        """``t``'s trailing whitespace less what the agent adds to every line."""
+        extra = self.extra_trailing
+        return t.trail[: -len(extra)] if extra and t.trail.endswith(extra) else t.trail
 
     # -- emission ----------------------------------------------------------------
 
@@ -328,21 +337,21 @@ class _Merge:
         elif o.trail == b.trail:
             trail = t.trail
         else:
-            trail = "" if self.strip_trailing else t.trail
+            trail = self._trail(t)
         return lead + body + trail
 
     def _insert(self, t: Seg, line: int) -> str:
         if t.blank:
             return self._blank(t)
         lead = self._map_indent(t, line) if t.full_start else ""
-        trail = "" if self.strip_trailing else t.trail
-        return lead + self.tokens.carry(t.body, line) + trail
+        return lead + self.tokens.carry(t.body, line) + self._trail(t)
 
     def _flat_quote(self) -> bool:
         return all(not s.indent for s in self.base if s.full_start and not s.blank)
 
     def _blank(self, t: Seg) -> str:
-        return "" if self.strip_trailing else t.text
+        extra = self.extra_trailing
+        return t.text[: -len(extra)] if extra and t.text.endswith(extra) else t.text
 
     def _map_indent(self, t: Seg, line: int) -> str:
         mapped = self.reindent(t.indent) if self.reindent is not None else None
@@ -494,6 +503,7 @@ class _TokenMap:
 
     def __init__(self, pairs: list[tuple[Seg, Seg]], file_chars: frozenset[str]) -> None:
         self.file_chars = file_chars
+        self.typographic = False
         self.targets: dict[tuple[str, bool], set[str]] = defaultdict(set)
         for b, o in pairs:
             a_toks = _TOKEN.findall(b.body)
@@ -507,6 +517,8 @@ class _TokenMap:
                         x, y = a_toks[i1 + k], b_toks[j1 + k]
                         if not x.isspace():
                             self.targets[x, context[i1 + k]].add(y)
+                        if x != y and not x.isascii() and translate_punctuation(x) == y:
+                            self.typographic = True  # the agent wrote “ for the file's "
 
     def mapped(self, toks: list[str]) -> list[str | None]:
         """Each token as the file writes it; None where the block writes it several ways."""
@@ -524,11 +536,14 @@ class _TokenMap:
         return out
 
     def _unseen(self, tok: str) -> str:
-        """A mark the block does not show: a typographic one the file never uses is its twin."""
+        """A mark the block does not show: a typographic one the file never uses is its
+        ASCII twin when the file uses the twin, or when the agent typographised this block."""
         if tok.isascii() or len(tok) != 1 or tok in self.file_chars:
             return tok
         twin = translate_punctuation(tok)
-        return twin if twin != tok and twin in self.file_chars else tok
+        if twin != tok and (twin in self.file_chars or self.typographic):
+            return twin
+        return tok
 
     def respell(self, text: str) -> str:
         """``text`` with every token that maps one way in the whole block written the file's way."""
@@ -568,9 +583,28 @@ class _Hunk:
     tokens: tuple[str, ...]
     theirs: bool
 
-    def clashes(self, other: _Hunk) -> bool:
+    @property
+    def pure(self) -> bool:
+        """Only inserts or only deletes."""
+        return self.start == self.end or not self.tokens
+
+    @property
+    def one_for_one(self) -> bool:
+        return self.end - self.start == len(self.tokens) == 1
+
+    def clashes(self, other: _Hunk, base: list[str]) -> bool:
         if self.start < other.end and other.start < self.end:
             return True
+        if self.end == other.start or other.end == self.start:
+            touch = self.end if self.end == other.start else self.start
+            if 0 < touch < len(base) and base[touch - 1] == base[touch]:
+                # Side by side inside a run of equal tokens (``))``, ``::``): which
+                # copy each side changed is a guess.
+                return True
+            if (self.pure or other.pure) and not (self.one_for_one or other.one_for_one):
+                # An insertion next to another insertion or a rewrite: where one
+                # ends and the other begins is a guess of the alignment.
+                return True
         if self.start == self.end == other.start == other.end:
             return True
         insert, span = (self, other) if self.start == self.end else (other, self)
@@ -644,7 +678,7 @@ def _merge_tokens(base: str, ours: str, theirs: str, tokens: _TokenMap, line: in
         if twin is not None:
             chosen[chosen.index(twin)] = hunk
             continue
-        clash = next((c for c in chosen if c.clashes(hunk)), None)
+        clash = next((c for c in chosen if c.clashes(hunk, a)), None)
         if clash is None:
             chosen.append(hunk)
             continue

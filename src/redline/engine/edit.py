@@ -142,6 +142,8 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
     span = chain.spans[0]
     if chain.match_type not in ("exact", "trailing_newline"):
         span = _from_line_start(text, span, old)
+    if chain.match_type in ("fuzzy", "line_fuzzy"):
+        span = _without_extra_blank_lines(text, span, old)
     matched = text[span.start : span.end]
     try:
         adapted = adapt(
@@ -152,7 +154,6 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
             line_start=span.start == 0 or text[span.start - 1] == "\n",
             line_end=span.end == len(text) or text[span.end - 1 : span.end + 1].count("\n") > 0,
             style=indent.style(view.lines),
-            file_chars=frozenset(text),
         )
     except TooDifferent:
         # More than one line really differs: the nearest block is another block.
@@ -171,6 +172,29 @@ def _from_line_start(text: str, span: Span, old: str) -> Span:
     if old[:1].isspace() or line_start == span.start or text[line_start : span.start].strip():
         return span
     return Span(line_start, span.end, span.score)
+
+
+def _blank_edges(text: str) -> tuple[int, int]:
+    """Blank lines at the start and at the end of ``text`` (before its final newline)."""
+    lines = (text[:-1] if text.endswith("\n") else text).split("\n")
+    lead = next((k for k, line in enumerate(lines) if line.strip()), len(lines))
+    trail = next((k for k, line in enumerate(reversed(lines)) if line.strip()), len(lines))
+    return lead, trail
+
+
+def _without_extra_blank_lines(text: str, span: Span, old: str) -> Span:
+    """A fuzzy window without the blank lines at its edges that old_string does not have."""
+    start, end = span.start, span.end
+    old_lead, old_trail = _blank_edges(old)
+    lead, trail = _blank_edges(text[start:end])
+    if lead == trail == len(text[start:end].split("\n")):
+        return span
+    for _ in range(max(0, lead - old_lead)):
+        start = text.index("\n", start) + 1
+    ends_line = text[end - 1 : end] == "\n"
+    for _ in range(max(0, trail - old_trail)):
+        end = text.rindex("\n", start, end - 1 if ends_line else end) + (1 if ends_line else 0)
+    return Span(start, end, span.score) if start < end else span
 
 
 def _ambiguous(match_type: str, matches: list[Match]) -> str:

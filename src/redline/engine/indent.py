@@ -19,7 +19,7 @@ from fractions import Fraction
 from itertools import pairwise
 
 TAB = 4  # columns a tab counts for when tabs and spaces are compared
-USUAL_STEPS = (2, 3, 4, 8)
+USUAL_STEPS = (2, 4, 8)
 _INDENT = re.compile(r"[ \t]*")
 
 Reindent = Callable[[str], "str | None"]
@@ -61,11 +61,12 @@ def style(lines: Iterable[str]) -> Style:
 
 
 def _usual(steps: Counter[int]) -> int | None:
-    """The most common step, if it is one people indent by (not an alignment column)."""
+    """The usual step, if it is one people indent by (not an alignment column)."""
     if not steps:
         return None
-    step = steps.most_common(1)[0][0]
-    return step if step in USUAL_STEPS else None
+    step, count = steps.most_common(1)[0]
+    # A step that is not most of the increases is a mixture (prose, alignment).
+    return step if step in USUAL_STEPS and 2 * count > steps.total() else None
 
 
 @dataclass(frozen=True)

@@ -125,14 +125,12 @@ def adapt(
     line_start: bool | None = None,
     line_end: bool = True,
     style: indent.Style | None = None,
-    file_chars: frozenset[str] = frozenset(),
 ) -> str:
     """The text that replaces ``matched`` (raises :class:`MergeConflict`, :class:`TooDifferent`).
 
     ``line_start``: the match begins at the start of a line of the file (by
     default: when old_string begins with indentation). ``line_end``: it ends at
-    the end of a line. ``style``: how the whole file indents. ``file_chars``:
-    the characters the whole file contains (which quotes and dashes it uses).
+    the end of a line. ``style``: how the whole file indents.
     """
     if match_type == "exact" or matched == old:
         return new
@@ -140,7 +138,7 @@ def adapt(
         return new[:-1] if new.endswith(LF) else new
     if line_start is None:
         line_start = old[:1] in (" ", "\t")
-    return _Merge(old, new, matched, match_type, line_start, line_end, style, file_chars).run()
+    return _Merge(old, new, matched, match_type, line_start, line_end, style).run()
 
 
 @dataclass
@@ -161,7 +159,6 @@ class _Merge:
     line_start: bool
     line_end: bool
     style: indent.Style | None
-    file_chars: frozenset[str]
     units: list[_Unit] = field(default_factory=list)
 
     def run(self) -> str:
@@ -171,9 +168,7 @@ class _Merge:
         self.units = self._align()
         self._check_drift()
         self.partner = {u.old: u for u in self.units if u.old is not None}
-        self.tokens = _TokenMap(
-            [(self.base[i], self.ours[j]) for i, j in self._trusted_pairs()], self.file_chars
-        )
+        self.tokens = _TokenMap([(self.base[i], self.ours[j]) for i, j in self._trusted_pairs()])
         self.reindent = self._fit_indentation()
         self.extra_trailing = self._trailing_model()
         return LF.join(self._emit())
@@ -484,6 +479,11 @@ def _typo(a: str, b: str) -> bool:
     return bool(OSA.distance(a, b) <= limit)
 
 
+def _mark_class(ascii_mark: str) -> str:
+    """Quotes go together (an agent that curls one curls both); other marks alone."""
+    return "quote" if ascii_mark in "\"'" else ascii_mark
+
+
 def _contexts(toks: list[str]) -> list[bool]:
     """For each token: whether a neighbouring token is wide (CJK) text.
 
@@ -501,9 +501,8 @@ def _contexts(toks: list[str]) -> list[bool]:
 class _TokenMap:
     """How the file writes each token of old_string, learnt over the whole block."""
 
-    def __init__(self, pairs: list[tuple[Seg, Seg]], file_chars: frozenset[str]) -> None:
-        self.file_chars = file_chars
-        self.typographic = False
+    def __init__(self, pairs: list[tuple[Seg, Seg]]) -> None:
+        self.typographic: set[str] = set()  # classes of marks the agent typographised
         self.targets: dict[tuple[str, bool], set[str]] = defaultdict(set)
         for b, o in pairs:
             a_toks = _TOKEN.findall(b.body)
@@ -518,7 +517,7 @@ class _TokenMap:
                         if not x.isspace():
                             self.targets[x, context[i1 + k]].add(y)
                         if x != y and not x.isascii() and translate_punctuation(x) == y:
-                            self.typographic = True  # the agent wrote “ for the file's "
+                            self.typographic.add(_mark_class(y))  # “ for the file's "
 
     def mapped(self, toks: list[str]) -> list[str | None]:
         """Each token as the file writes it; None where the block writes it several ways."""
@@ -536,14 +535,12 @@ class _TokenMap:
         return out
 
     def _unseen(self, tok: str) -> str:
-        """A mark the block does not show: a typographic one the file never uses is its
-        ASCII twin when the file uses the twin, or when the agent typographised this block."""
-        if tok.isascii() or len(tok) != 1 or tok in self.file_chars:
+        """A typographic mark the block does not show: its ASCII twin when the agent
+        wrote marks of its kind for the file's ASCII ones in this block."""
+        if tok.isascii() or len(tok) != 1:
             return tok
         twin = translate_punctuation(tok)
-        if twin != tok and (twin in self.file_chars or self.typographic):
-            return twin
-        return tok
+        return twin if twin != tok and _mark_class(twin) in self.typographic else tok
 
     def respell(self, text: str) -> str:
         """``text`` with every token that maps one way in the whole block written the file's way."""
@@ -691,6 +688,21 @@ def _merge_tokens(base: str, ours: str, theirs: str, tokens: _TokenMap, line: in
             chosen[chosen.index(clash)] = theirs_hunk
             continue
         raise MergeConflict(line, base, ours)
+    merged = _emit_tokens(a, t, chosen, tokens, line, theirs)
+    if _balance(ours) == _balance(theirs) == 0 != _balance(merged):
+        # Both the file's line and the agent's new line close what they open;
+        # a merge that does not is a slip applied where the agent had fixed it.
+        raise MergeConflict(line, base, ours)
+    return merged
+
+
+def _balance(text: str) -> int:
+    return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+
+
+def _emit_tokens(
+    a: list[str], t: list[str], chosen: list[_Hunk], tokens: _TokenMap, line: int, theirs: str
+) -> str:
     mapped = tokens.mapped(t)
     out: list[str] = []
     position = 0

@@ -13,9 +13,14 @@ import click
 SAMPLE = '''\
 """Greeting service."""
 
+import logging
+
+log = logging.getLogger(__name__)
+
 
 def greet(name):
-\tmessage = f“Hello, {name}!”
+\t# Say “hello” to the user by name.
+\tmessage = f"Hello, {name}!"
 \treturn message
 
 
@@ -43,10 +48,14 @@ EXACT = {
 TOLERANT = {
     "tool": "edit",
     "path": "app/greet.py",
-    "old_string": 'def greet(name):\n    message = f"Hello, {name}!"\n    return message\n',
+    "old_string": (
+        'def greet(name):\n    # Say "hello" to the user by name.\n'
+        '    message = f"Hello, {name}!"\n    return message\n'
+    ),
     "new_string": (
-        'def greet(name):\n    message = f"Hello, {name}!"\n'
-        '    log.info("greeted %s", name)\n    return message\n'
+        'def greet(name):\n    # Say "hello" to the user by name.\n'
+        '    message = f"Hello, {name}!"\n'
+        "    log.info('greeted %s', name)\n    return message\n"
     ),
 }
 

@@ -18,9 +18,9 @@ text is kept; only what the edit changes is written**, and nothing is guessed.
 4. Inserted text takes the file's format: indentation through a mapping of
    depth learnt from the paired lines (:mod:`redline.engine.indent`), and a
    token the file writes otherwise (``"`` for ``“``, a misspelt name) only when
-   every occurrence in the block maps the same way. A name mapped two ways
-   (renamed in one line only) is a conflict; a mark the file writes two ways
-   is left as the agent wrote it.
+   every occurrence in the block (a quote: every opening, or every closing
+   one) maps the same way; a token mapped two ways (a name renamed in one
+   line only, a file mixing hyphens and dashes) is a conflict.
 
 Every refusal is a :class:`MergeConflict` (the edit touches text that differs
 in the file) or :class:`TooDifferent` (the block is not the one old_string
@@ -45,7 +45,6 @@ from redline.engine.similarity import ratio
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 _WORDS = re.compile(r"\w+|[^\w\s]")
-_WORD_TOKEN = re.compile(r"\w")
 _PAIRABLE = 0.5  # lines less similar than this are not the same line edited
 _MAX_SLIP_PUNCTUATION = 2  # dropped or doubled ( ) , : on one line
 _FUZZY = ("fuzzy", "line_fuzzy")
@@ -484,17 +483,29 @@ def _mark_class(ascii_mark: str) -> str:
     return "quote" if ascii_mark in "\"'" else ascii_mark
 
 
-def _contexts(toks: list[str]) -> list[bool]:
-    """For each token: whether a neighbouring token is wide (CJK) text.
+def _contexts(toks: list[str]) -> list[str]:
+    """For each token, the context its mapping depends on.
 
-    Punctuation next to CJK text is often written full-width while the code
-    beside it is not, so a mark is mapped by its context, not alone.
+    A quote opens or closes (the file may write “ and ” for one "); other
+    punctuation next to CJK text is often written full-width while the code
+    beside it is not. A mark is mapped within its context, not alone.
     """
     wide = [any(ord(c) >= 0x2E80 for c in tok) for tok in toks]
     solid = [k for k, tok in enumerate(toks) if not tok.isspace()]
-    out = [False] * len(toks)
+    out = [""] * len(toks)
+    seen = {"'": 0, '"': 0}  # quotes of each kind so far on the line: they alternate
     for n, k in enumerate(solid):
-        out[k] = (n > 0 and wide[solid[n - 1]]) or (n + 1 < len(solid) and wide[solid[n + 1]])
+        kind = translate_punctuation(toks[k])
+        if kind in seen:
+            before = toks[k - 1][-1:] if k > 0 else ""
+            after = toks[k + 1][:1] if k + 1 < len(toks) else ""
+            if kind == "'" and before.isalnum() and after.isalnum():
+                out[k] = "apostrophe"
+            else:
+                out[k] = "close" if seen[kind] % 2 else "open"
+                seen[kind] += 1
+        elif (n > 0 and wide[solid[n - 1]]) or (n + 1 < len(solid) and wide[solid[n + 1]]):
+            out[k] = "wide"
     return out
 
 
@@ -503,7 +514,7 @@ class _TokenMap:
 
     def __init__(self, pairs: list[tuple[Seg, Seg]]) -> None:
         self.typographic: set[str] = set()  # classes of marks the agent typographised
-        self.targets: dict[tuple[str, bool], set[str]] = defaultdict(set)
+        self.targets: dict[tuple[str, str], set[str]] = defaultdict(set)
         for b, o in pairs:
             a_toks = _TOKEN.findall(b.body)
             b_toks = _TOKEN.findall(o.body)
@@ -522,16 +533,17 @@ class _TokenMap:
     def mapped(self, toks: list[str]) -> list[str | None]:
         """Each token as the file writes it; None where the block writes it several ways."""
         out: list[str | None] = []
-        for tok, wide in zip(toks, _contexts(toks), strict=True):
-            targets = self.targets.get((tok, wide))
+        for tok, context in zip(toks, _contexts(toks), strict=True):
+            targets = self.targets.get((tok, context))
             if not targets or tok.isspace():
                 out.append(self._unseen(tok))
             elif len(targets) == 1:
                 out.append(next(iter(targets)))
-            elif _WORD_TOKEN.match(tok):
-                out.append(None)  # a name written two ways: someone renamed it in the file
             else:
-                out.append(tok)  # the file mixes styles of this mark: the agent's is as good
+                # Written two ways in the block: a name someone renamed in one line,
+                # or a mark the file mixes (a hyphen and a dash) — which one is meant
+                # is a guess.
+                out.append(None)
         return out
 
     def _unseen(self, tok: str) -> str:

@@ -439,6 +439,31 @@ def slip(line: str, rng: random.Random) -> str | None:
     return rng.choice(variants) + line[len(body) :]
 
 
+# Marks a perturbation writes that a real edit rarely has: when the edit has them
+# already, the perturbed request cannot say which ones were there before.
+_WRITES = {"curly_quotes": "“”’", "dashes": "–"}
+
+
+def ambiguous_marks(function: Callable[[str], str | None], text: str) -> bool:
+    """The perturbation writes marks the exact request already has (an en dash in a
+    range, where it turns hyphens into en dashes): no engine can tell them apart."""
+    return any(mark in text for mark in _WRITES.get(function.__name__, ""))
+
+
+def erases_part_of_the_edit(old: str, new: str, p_old: str, p_new: str) -> bool:
+    """A line the edit changes only in what the perturbation rewrites (a quote made
+    straight, a dash made a hyphen) reads as unchanged once perturbed: the request
+    no longer says what the edit does, so no engine can give the exact bytes."""
+
+    def changed(a: str, b: str) -> int:
+        matcher = difflib.SequenceMatcher(None, a.splitlines(), b.splitlines(), autojunk=False)
+        return sum(
+            i2 - i1 + j2 - j1 for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+        )
+
+    return changed(p_old, p_new) < changed(old, new)
+
+
 def typo_requests(hunk: HunkEdit, rng: random.Random) -> list[tuple[str, str, str]]:
     """(kind, old, new): a slip on a line the edit keeps, and one on a line it changes."""
     a, b, kept, changed = split_lines(hunk.old, hunk.new)
@@ -484,6 +509,12 @@ def replay_commit(commit: CommitCase, tally: Tally, perturb: bool = True) -> Non
                     continue
                 if hunk.before.find(old) >= 0:
                     tally.skipped[f"{name}: perturbed old_string is other text of the file"] += 1
+                    continue
+                if ambiguous_marks(function, hunk.old + hunk.new):
+                    tally.skipped[f"{name}: the edit already has the marks it writes"] += 1
+                    continue
+                if erases_part_of_the_edit(hunk.old, hunk.new, old, new):
+                    tally.skipped[f"{name}: the perturbation erases part of the edit"] += 1
                     continue
                 run_edit(tally, commit, case.path, hunk, "perturbed", name, old, new)
             for kind, old, new in typo_requests(hunk, rng):

@@ -154,6 +154,7 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
             line_start=span.start == 0 or text[span.start - 1] == "\n",
             line_end=span.end == len(text) or text[span.end - 1 : span.end + 1].count("\n") > 0,
             style=indent.style(view.lines),
+            file_chars=frozenset(text),
         )
     except TooDifferent:
         # More than one line really differs: the nearest block is another block.

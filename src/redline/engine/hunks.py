@@ -160,6 +160,7 @@ def _adapted(
             line_start=True,
             line_end=True,
             style=keyed.style,
+            file_chars=keyed.chars,
         )
     except (MergeConflict, TooDifferent) as refused:
         raise HunkError(
@@ -237,6 +238,10 @@ class _Keyed:
     @cached_property
     def style(self) -> Style:
         return style(self.contents)
+
+    @cached_property
+    def chars(self) -> frozenset[str]:
+        return frozenset("".join(self.contents))
 
     def view(self, name: str) -> list[str]:
         if name not in self._views:

@@ -46,6 +46,7 @@ from redline.engine.similarity import ratio
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 _WORDS = re.compile(r"\w+|[^\w\s]")
 _PAIRABLE = 0.5  # lines less similar than this are not the same line edited
+_REWRITE = 0.75  # a changed line less similar than this to its old version is rewritten
 _MAX_SLIP_PUNCTUATION = 2  # dropped or doubled ( ) , : on one line
 _FUZZY = ("fuzzy", "line_fuzzy")
 
@@ -124,12 +125,14 @@ def adapt(
     line_start: bool | None = None,
     line_end: bool = True,
     style: indent.Style | None = None,
+    file_chars: frozenset[str] = frozenset(),
 ) -> str:
     """The text that replaces ``matched`` (raises :class:`MergeConflict`, :class:`TooDifferent`).
 
     ``line_start``: the match begins at the start of a line of the file (by
     default: when old_string begins with indentation). ``line_end``: it ends at
-    the end of a line. ``style``: how the whole file indents.
+    the end of a line. ``style``: how the whole file indents. ``file_chars``:
+    the characters the whole file contains (which marks it uses as they are).
     """
     if match_type == "exact" or matched == old:
         return new
@@ -137,7 +140,7 @@ def adapt(
         return new[:-1] if new.endswith(LF) else new
     if line_start is None:
         line_start = old[:1] in (" ", "\t")
-    return _Merge(old, new, matched, match_type, line_start, line_end, style).run()
+    return _Merge(old, new, matched, match_type, line_start, line_end, style, file_chars).run()
 
 
 @dataclass
@@ -158,6 +161,7 @@ class _Merge:
     line_start: bool
     line_end: bool
     style: indent.Style | None
+    file_chars: frozenset[str]
     units: list[_Unit] = field(default_factory=list)
 
     def run(self) -> str:
@@ -167,7 +171,9 @@ class _Merge:
         self.units = self._align()
         self._check_drift()
         self.partner = {u.old: u for u in self.units if u.old is not None}
-        self.tokens = _TokenMap([(self.base[i], self.ours[j]) for i, j in self._trusted_pairs()])
+        self.tokens = _TokenMap(
+            [(self.base[i], self.ours[j]) for i, j in self._trusted_pairs()], self.file_chars
+        )
         self.reindent = self._fit_indentation()
         self.extra_trailing = self._trailing_model()
         return LF.join(self._emit())
@@ -270,14 +276,18 @@ class _Merge:
                     if partner is not None:
                         out.append(self.ours[partner].text)
                 continue
+            # A line only the file has, next to or inside the lines the edit
+            # changes: whether the edit covers it is a guess (blank lines aside).
+            self._check_file_only(file_only.get(i1, []), i1)
+            self._check_file_only(file_only.get(i2, []), i2)
             out.extend(self.ours[j].text for j in file_only.pop(i1, []))
             for i in range(i1 + 1, i2):
-                self._drop_file_only(file_only.pop(i, []), i)
+                self._check_file_only(file_only.pop(i, []), i)
             out.extend(self._replace(i1, i2, j1, j2))
         out.extend(self.ours[j].text for j in file_only.pop(len(self.base), []))
         return out
 
-    def _drop_file_only(self, lines: list[int], at: int) -> None:
+    def _check_file_only(self, lines: list[int], at: int) -> None:
         for j in lines:
             if not self.ours[j].blank:
                 raise MergeConflict(
@@ -319,6 +329,10 @@ class _Merge:
             lead = self._map_indent(t, line)
         if t.body == b.body:
             body = o.body
+        elif ratio(b.body, t.body) < _REWRITE and _classify(b, o) is Kind.SLIP:
+            # The agent rewrites a line it quoted with a slip: where the file's
+            # fix goes in the new line is a guess.
+            raise MergeConflict(line, b.text, o.text)
         else:
             # Words the agent misspells the same way everywhere take the file's spelling.
             base, theirs = self.tokens.respell(b.body), self.tokens.respell(t.body)
@@ -478,9 +492,14 @@ def _typo(a: str, b: str) -> bool:
     return bool(OSA.distance(a, b) <= limit)
 
 
-def _mark_class(ascii_mark: str) -> str:
-    """Quotes go together (an agent that curls one curls both); other marks alone."""
-    return "quote" if ascii_mark in "\"'" else ascii_mark
+_HALF_WIDTH = frozenset(",.:;!?()[]\"'")  # marks with a full-width twin
+_QUOTE_FAMILIES = {**dict.fromkeys("‘’‚‛", "single"), **dict.fromkeys("“”„‟", "double")}
+
+
+def _mark_class(mark: str) -> str:
+    """Typographic quotes go by family (an agent that curls one ’ curls every ‘ and ’);
+    other marks (an en dash, a full-width comma, a corner bracket) each alone."""
+    return _QUOTE_FAMILIES.get(mark, mark)
 
 
 def _contexts(toks: list[str]) -> list[str]:
@@ -512,8 +531,10 @@ def _contexts(toks: list[str]) -> list[str]:
 class _TokenMap:
     """How the file writes each token of old_string, learnt over the whole block."""
 
-    def __init__(self, pairs: list[tuple[Seg, Seg]]) -> None:
+    def __init__(self, pairs: list[tuple[Seg, Seg]], file_chars: frozenset[str]) -> None:
+        self.file_chars = file_chars
         self.typographic: set[str] = set()  # classes of marks the agent typographised
+        self.half_width = False
         self.targets: dict[tuple[str, str], set[str]] = defaultdict(set)
         for b, o in pairs:
             a_toks = _TOKEN.findall(b.body)
@@ -528,17 +549,24 @@ class _TokenMap:
                         if not x.isspace():
                             self.targets[x, context[i1 + k]].add(y)
                         if x != y and not x.isascii() and translate_punctuation(x) == y:
-                            self.typographic.add(_mark_class(y))  # “ for the file's "
+                            self.typographic.add(_mark_class(x))  # “ for the file's "
+                        if x != y and x.isascii() and translate_punctuation(y) == x:
+                            self.half_width = True  # , for the file's ，
 
     def mapped(self, toks: list[str]) -> list[str | None]:
         """Each token as the file writes it; None where the block writes it several ways."""
         out: list[str | None] = []
         for tok, context in zip(toks, _contexts(toks), strict=True):
             targets = self.targets.get((tok, context))
-            if not targets or tok.isspace():
+            if not targets and context == "wide" and self.half_width and tok in _HALF_WIDTH:
+                # The agent wrote half-width marks for the file's full-width ones, and
+                # adds this one beside CJK text: which width it means is a guess.
+                out.append(None)
+            elif not targets or tok.isspace():
                 out.append(self._unseen(tok))
             elif len(targets) == 1:
-                out.append(next(iter(targets)))
+                target = next(iter(targets))
+                out.append(None if self._also_meant(tok, target) else target)
             else:
                 # Written two ways in the block: a name someone renamed in one line,
                 # or a mark the file mixes (a hyphen and a dash) — which one is meant
@@ -546,13 +574,34 @@ class _TokenMap:
                 out.append(None)
         return out
 
-    def _unseen(self, tok: str) -> str:
+    def _unseen(self, tok: str) -> str | None:
         """A typographic mark the block does not show: its ASCII twin when the agent
         wrote marks of its kind for the file's ASCII ones in this block."""
         if tok.isascii() or len(tok) != 1:
             return tok
         twin = translate_punctuation(tok)
-        return twin if twin != tok and _mark_class(twin) in self.typographic else tok
+        if twin == tok:
+            return tok
+        family = _mark_class(tok)
+        if family not in self.typographic:
+            # The agent curled the other family of quotes: whether it curled this
+            # one too, or means it, is a guess.
+            return (
+                None
+                if family in _QUOTE_FAMILIES.values()
+                and self.typographic
+                & {
+                    "single",
+                    "double",
+                }
+                else tok
+            )
+        return None if self._also_meant(tok, twin) else twin
+
+    def _also_meant(self, mark: str, twin: str) -> bool:
+        """The agent writes ``mark`` for the file's ``twin``, yet the file also uses
+        ``mark`` itself: whether an added one is a twin or meant is a guess."""
+        return mark != twin and not mark.isascii() and mark in self.file_chars
 
     def respell(self, text: str) -> str:
         """``text`` with every token that maps one way in the whole block written the file's way."""
@@ -687,7 +736,7 @@ def _merge_tokens(base: str, ours: str, theirs: str, tokens: _TokenMap, line: in
         if twin is not None:
             chosen[chosen.index(twin)] = hunk
             continue
-        clash = next((c for c in chosen if c.clashes(hunk, a)), None)
+        clash = next((c for c in chosen if c.theirs != hunk.theirs and c.clashes(hunk, a)), None)
         if clash is None:
             chosen.append(hunk)
             continue

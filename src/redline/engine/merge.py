@@ -329,9 +329,9 @@ class _Merge:
             lead = self._map_indent(t, line)
         if t.body == b.body:
             body = o.body
-        elif ratio(b.body, t.body) < _REWRITE and _classify(b, o) is Kind.SLIP:
-            # The agent rewrites a line it quoted with a slip: where the file's
-            # fix goes in the new line is a guess.
+        elif ratio(b.body, t.body) < _REWRITE and _punctuation_slip(b.body, o.body):
+            # The agent rewrites a line it quoted with a dropped or doubled mark:
+            # where the file's mark goes in the new line is a guess.
             raise MergeConflict(line, b.text, o.text)
         else:
             # Words the agent misspells the same way everywhere take the file's spelling.
@@ -474,6 +474,17 @@ def slips_between(expected: str, found: str) -> list[tuple[str, str]] | None:
     if punctuation > _MAX_SLIP_PUNCTUATION:
         return None
     return slips
+
+
+def _punctuation_slip(expected: str, found: str) -> bool:
+    """The line differs by a dropped or doubled mark, not only by misspelt words."""
+    slips = slips_between(expected, found)
+    if slips is None:
+        return False
+    fixed = expected
+    for wrong, right in slips:
+        fixed = re.sub(rf"\b{re.escape(wrong)}\b", right, fixed)
+    return _fold(fixed) != _fold(found)
 
 
 def _is_mark(token: str) -> bool:

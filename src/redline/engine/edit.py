@@ -7,16 +7,18 @@ file, refuses overlaps, and writes all items or none.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Literal
 
 from redline.engine import indent, invisible, newlines
 from redline.engine.decode import Decoded, decode
 from redline.engine.diagnose import NOT_FOUND, not_found
 from redline.engine.diff import unified
 from redline.engine.errors import FileFormatError
-from redline.engine.match import FileView, Span, find_all, match_chain
+from redline.engine.match import CONFIDENCE, ChainResult, FileView, Span, find_all, match_chain
 from redline.engine.merge import MergeConflict, TooDifferent, adapt
 from redline.engine.result import Failure, Match, Result, Status
 
@@ -60,9 +62,36 @@ class _AlreadyApplied(Exception):
     pass
 
 
-def _landed(text: str, new: str) -> bool:
-    """old_string is not in the file as sent, and new_string is, once."""
-    return bool(new.strip()) and len(find_all(text, new)) == 1
+def _landed(text: str, item: EditItem, chain: ChainResult) -> Literal["yes", "no", "unclear"]:
+    """old_string is not in the file as sent, new_string is, once, and no tolerant
+    match of old_string says the edit is still to be made: the edit has landed.
+
+    A match of old_string that overlaps new_string's place counts for new_string
+    when it lies within it or reads more like new_string than old_string. Elsewhere,
+    a format-tolerant match means old_string is still there (the edit would go
+    there, so whether this is a retry is unclear); a fuzzy one is weaker evidence
+    than new_string's exact presence.
+    """
+    new = item.new_string
+    found = find_all(text, new) if new.strip() else []
+    if len(found) != 1:
+        return "no"
+    from redline.engine.similarity import ratio  # only when old_string is not exact
+
+    here = Span(found[0], found[0] + len(new), 1.0)
+    verdict: Literal["yes", "no", "unclear"] = "yes"
+    for span in chain.spans:
+        if not span.overlaps(here):
+            if chain.match_type not in ("fuzzy", "line_fuzzy"):
+                verdict = "unclear"
+            continue
+        inside = min(span.end, here.end) - max(span.start, here.start)
+        if inside >= 0.8 * (span.end - span.start):
+            continue
+        matched = text[span.start : span.end]
+        if ratio(new, matched) <= ratio(item.old_string, matched):
+            return "no"
+    return verdict
 
 
 class _Refused(Exception):
@@ -130,9 +159,24 @@ def _check_item(item: EditItem) -> None:
 def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
     old = item.old_string
     chain = match_chain(view, old, threshold)
-    if chain.match_type != "exact" and _landed(view.text, item.new_string):
+    landed = _landed(view.text, item, chain) if chain.match_type != "exact" else "no"
+    if landed == "yes":
         # A retry after a lost answer: old_string is gone and new_string is there.
         raise _AlreadyApplied
+    if landed == "unclear":
+        line = view.line_of(find_all(view.text, item.new_string)[0]) + 1
+        where = ", ".join(str(view.line_of(s.start) + 1) for s in chain.spans)
+        raise _Refused(
+            "ambiguous",
+            f"old_string is not in the file as sent, and new_string is (line {line}): if this "
+            f"is a retry, the edit has landed; but old_string also matches with "
+            f"{chain.match_type} tolerance at line {where}. Re-read the file, then send the "
+            "edit again with the file's exact text if it is still to be made",
+        )
+    if chain.match_type in (None, "fuzzy", "line_fuzzy"):
+        escaped = _escaped(view.text, item)
+        if escaped is not None:
+            return escaped
     if chain.match_type is None:
         raise _Refused("no_match", not_found(view, old, chain.nearest))
     if len(chain.spans) > 1:
@@ -164,6 +208,29 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
         # since it was read. Say so instead of guessing.
         raise _Refused("no_match", not_found(view, old, span, conflict=conflict)) from None
     return _Replacement(span, adapted, chain.match_type)
+
+
+_ESCAPE = re.compile(r"\\([nt'\"\\])")
+_UNESCAPED = {"n": "\n", "t": "\t", "'": "'", '"': '"', "\\": "\\"}
+
+
+def unescape(text: str) -> str:
+    """``text`` with the escapes a model writes for real characters (\\n, \\t, \\', \\",
+    \\\\) turned into those characters."""
+    return _ESCAPE.sub(lambda m: _UNESCAPED[m.group(1)], text)
+
+
+def _escaped(text: str, item: EditItem) -> _Replacement | None:
+    """The edit with its escapes read as the characters they stand for, when old_string
+    read so is in the file exactly once (the agent escaped text the file has plain)."""
+    old = unescape(item.old_string)
+    if old == item.old_string:
+        return None
+    found = find_all(text, old)
+    if len(found) != 1:
+        return None
+    span = Span(found[0], found[0] + len(old), CONFIDENCE["escaped"])
+    return _Replacement(span, unescape(item.new_string), "escaped")
 
 
 def _from_line_start(text: str, span: Span, old: str) -> Span:

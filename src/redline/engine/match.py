@@ -19,7 +19,13 @@ from itertools import accumulate
 from redline.engine import similarity
 from redline.engine.fold import Folded, fold_punctuation, fold_whitespace
 
-CONFIDENCE = {"exact": 1.0, "trailing_newline": 0.99, "punctuation": 0.97, "whitespace": 0.95}
+CONFIDENCE = {
+    "exact": 1.0,
+    "trailing_newline": 0.99,
+    "punctuation": 0.97,
+    "whitespace": 0.95,
+    "escaped": 0.9,  # old_string with \\n, \\t, \\' … where the file has the characters
+}
 TIERS = ("exact", "trailing_newline", "punctuation", "whitespace", "fuzzy", "line_fuzzy")
 CLEAR_MARGIN = 0.03
 # Fuzzy tiers need this much non-whitespace text: shorter snippets are too
@@ -263,7 +269,10 @@ class _Fuzzy:
         for j in order[:_MAX_FUZZY_CANDIDATES]:
             if scores[j] <= 0:
                 break
-            start, end = _refine(self.old, lines[j])
+            refined = _refine(self.old, lines[j])
+            if refined is None:
+                continue
+            start, end = refined
             base = self.view.offsets[j]
             spans.append(
                 Span(base + start, base + end, similarity.ratio(self.old, lines[j][start:end]))
@@ -289,16 +298,21 @@ class _Fuzzy:
         ]
 
 
-def _refine(needle: str, line: str) -> tuple[int, int]:
-    """The span of ``line`` most similar to ``needle``, preferring word edges."""
+def _cuts_a_word(line: str, at: int) -> bool:
+    return 0 < at < len(line) and bool(_WORD.match(line[at - 1]) and _WORD.match(line[at]))
+
+
+def _refine(needle: str, line: str) -> tuple[int, int] | None:
+    """The span of ``line`` most similar to ``needle`` that starts and ends at word edges
+    (a span cutting a word in two would rewrite half of it), or None."""
     start, end, _ = similarity.partial_alignment(needle, line)
-    best = (start, end)
-    best_key = (-1.0, 0)
+    best: tuple[int, int] | None = None
+    best_score = -1.0
     for s in range(max(0, start - 3), min(len(line), start + 4)):
         for e in range(max(s + 1, end - 3), min(len(line), end + 3) + 1):
-            score = similarity.ratio(needle, line[s:e])
-            edges = int(_clean_edges(line, s, e, needle))
-            key = (round(score, 6), edges)
-            if key > best_key:
-                best, best_key = (s, e), key
+            if _cuts_a_word(line, s) or _cuts_a_word(line, e):
+                continue
+            score = round(similarity.ratio(needle, line[s:e]), 6)
+            if score > best_score:
+                best, best_score = (s, e), score
     return best

@@ -213,8 +213,9 @@ class _Merge:
         if self.match_type not in _FUZZY:
             return
         drifted = sum(1 for u in self.units if u.kind is Kind.DRIFT)
-        if drifted > 1:
-            raise TooDifferent(drifted)
+        quoted = sum(1 for seg in self.base if not seg.blank)
+        if drifted > 1 or (drifted and drifted >= quoted):
+            raise TooDifferent(drifted)  # another block, not this one with a changed line
 
     def _trusted_pairs(self) -> list[tuple[int, int]]:
         """(old line, file line) of the pairs that are the same line, give or take format."""
@@ -334,12 +335,10 @@ class _Merge:
             # where the file's mark goes in the new line is a guess.
             raise MergeConflict(line, b.text, o.text)
         else:
-            # Words the agent misspells the same way everywhere take the file's spelling.
-            base, theirs = self.tokens.respell(b.body), self.tokens.respell(t.body)
-            if o.body == base:
-                body = self.tokens.carry(theirs, line)
+            if o.body == b.body:
+                body = self.tokens.carry(t.body, line)
             else:
-                body = _merge_tokens(base, o.body, theirs, self.tokens, line)
+                body = _merge_tokens(b.body, o.body, t.body, self.tokens, line)
         if t.trail == b.trail:
             trail = o.trail
         elif o.trail == b.trail:
@@ -614,13 +613,6 @@ class _TokenMap:
         ``mark`` itself: whether an added one is a twin or meant is a guess."""
         return mark != twin and not mark.isascii() and mark in self.file_chars
 
-    def respell(self, text: str) -> str:
-        """``text`` with every token that maps one way in the whole block written the file's way."""
-        toks = _TOKEN.findall(text)
-        return "".join(
-            m if m is not None else t for t, m in zip(toks, self.mapped(toks), strict=True)
-        )
-
     def carry(self, text: str, line: int) -> str:
         """``text`` written the file's way, token by token (raises on a mixed mapping)."""
         toks = _TOKEN.findall(text)
@@ -710,20 +702,38 @@ def _slid(a: list[str], hunk: _Hunk) -> _Hunk:
     return _Hunk(start, end, src, src_end, tokens, hunk.theirs)
 
 
-def _subsumes(big: _Hunk, insert: _Hunk) -> bool:
-    """``insert`` adds, next to ``big``, tokens that ``big`` also writes on that side."""
-    if insert.start != insert.end or not insert.tokens or big.tokens == insert.tokens:
+def _subsumes(big: _Hunk, small: _Hunk) -> bool:
+    """``big`` already makes ``small``'s change: it writes ``small``'s tokens at the
+    same edge of the same place (the agent fixed the slip the file fixed, and more)."""
+    if not small.tokens or big.tokens == small.tokens:
         return False
-    n = len(insert.tokens)
-    if big.end == insert.start:
-        return big.tokens[-n:] == insert.tokens
-    if big.start == insert.start:
-        return big.tokens[:n] == insert.tokens
+    n = len(small.tokens)
+    if small.start == small.end:  # an insertion just before or after big
+        if big.end == small.start:
+            return big.tokens[-n:] == small.tokens
+        if big.start == small.start:
+            return big.tokens[:n] == small.tokens
+        return False
+    if big.start == small.start and small.end <= big.end:
+        return big.tokens[:n] == small.tokens
+    if big.end == small.end and small.start >= big.start:
+        return big.tokens[-n:] == small.tokens
     return False
 
 
 def _format_only(a: list[str], hunk: _Hunk) -> bool:
-    return _fold("".join(a[hunk.start : hunk.end])) == _fold("".join(hunk.tokens))
+    """The hunk changes only how tokens are written, never which tokens there are."""
+    return _spelling("".join(a[hunk.start : hunk.end])) == _spelling("".join(hunk.tokens))
+
+
+_JOINING_SPACE = re.compile(r"(?<=\w)\s+(?=\w)")
+
+
+def _spelling(text: str) -> str:
+    """``text`` with marks folded and whitespace gone, except that a space between two
+    words stays: ``return item`` and ``returnitem`` are different tokens."""
+    marked = _JOINING_SPACE.sub("\x00", translate_punctuation(text))
+    return "".join(marked.split())
 
 
 def _fold(text: str) -> str:
@@ -731,15 +741,26 @@ def _fold(text: str) -> str:
 
 
 def _merge_tokens(base: str, ours: str, theirs: str, tokens: _TokenMap, line: int) -> str:
-    """Token-level three-way merge of one line's text; a token changed two ways conflicts."""
+    """Token-level three-way merge of one line's text; a token changed two ways conflicts.
+
+    ``theirs`` is the agent's new line as sent: its tokens are first written the
+    file's way where the whole block says how (a word the agent misspells the
+    same way everywhere takes the file's spelling), so a slip the agent copied
+    into the new line merges with the file's fix of it.
+    """
     a = _TOKEN.findall(base)
-    t = _TOKEN.findall(theirs)
+    sent = _TOKEN.findall(theirs)
+    mapped = tokens.mapped(sent)
+    t = [m if m is not None else tok for tok, m in zip(sent, mapped, strict=True)]
     hunks = sorted(
         _hunks(a, _TOKEN.findall(ours), False) + _hunks(a, t, True),
         key=lambda h: (h.start, h.end),
     )
     chosen: list[_Hunk] = []
     for hunk in hunks:
+        key = (hunk.start, hunk.end, hunk.tokens)
+        if any(c.theirs != hunk.theirs and (c.start, c.end, c.tokens) == key for c in chosen):
+            continue  # the same change on both sides
         twin = next((c for c in chosen if c.theirs != hunk.theirs and _subsumes(c, hunk)), None)
         if twin is not None:
             continue  # both sides make this insertion; the other side's hunk carries it
@@ -760,7 +781,7 @@ def _merge_tokens(base: str, ours: str, theirs: str, tokens: _TokenMap, line: in
             chosen[chosen.index(clash)] = theirs_hunk
             continue
         raise MergeConflict(line, base, ours)
-    merged = _emit_tokens(a, t, chosen, tokens, line, theirs)
+    merged = _emit_tokens(a, t, mapped, chosen, line, theirs)
     if _balance(ours) == _balance(theirs) == 0 != _balance(merged):
         # Both the file's line and the agent's new line close what they open;
         # a merge that does not is a slip applied where the agent had fixed it.
@@ -773,9 +794,13 @@ def _balance(text: str) -> int:
 
 
 def _emit_tokens(
-    a: list[str], t: list[str], chosen: list[_Hunk], tokens: _TokenMap, line: int, theirs: str
+    a: list[str],
+    t: list[str],
+    mapped: list[str | None],
+    chosen: list[_Hunk],
+    line: int,
+    theirs: str,
 ) -> str:
-    mapped = tokens.mapped(t)
     out: list[str] = []
     position = 0
     for hunk in sorted(chosen, key=lambda h: (h.start, h.end)):

@@ -19,6 +19,7 @@ MATCH_TYPES = (
     "trailing_newline",
     "punctuation",
     "whitespace",
+    "escaped",
     "fuzzy",
     "line_fuzzy",
     "rstrip",

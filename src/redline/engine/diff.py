@@ -6,15 +6,37 @@ import difflib
 import re
 
 _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+# Line boundaries ``str.splitlines`` knows besides "\n"; a text holding one takes
+# the general path, which splits both texts whole.
+_OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 CONTEXT = 3
+_GALLOP = 256  # characters compared in one step at first, doubling while they agree
 
 
 def unified(path: str, before: str, after: str) -> str:
     """``git diff``-style text for ``before`` → ``after`` (LF views)."""
     if before == after:
         return ""
-    a = before.splitlines(keepends=True)
-    b = after.splitlines(keepends=True)
+    if _other_breaks(before) or _other_breaks(after):
+        a = before.splitlines(keepends=True)
+        b = after.splitlines(keepends=True)
+        lo, a_end, b_end = _region(a, b)
+        a_slice, b_slice = a[lo:a_end], b[lo:b_end]
+    else:
+        lo, a_slice, b_slice = _newline_region(before, after)
+    lines = difflib.unified_diff(
+        _terminated(a_slice), _terminated(b_slice), f"a/{path}", f"b/{path}", n=CONTEXT
+    )
+    return "".join(_shift(line, lo) for line in lines)
+
+
+def _other_breaks(text: str) -> bool:
+    return any(mark in text for mark in _OTHER_BREAKS)
+
+
+def _region(a: list[str], b: list[str]) -> tuple[int, int, int]:
+    """The first line of the lines to diff and where they end in ``a`` and ``b``:
+    the lines the texts do not share at the start and the end, with context."""
     head = 0
     limit = min(len(a), len(b))
     while head < limit and a[head] == b[head]:
@@ -23,12 +45,99 @@ def unified(path: str, before: str, after: str) -> str:
     while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
     lo = max(0, head - CONTEXT)
-    a_slice = a[lo : len(a) - max(0, tail - CONTEXT)]
-    b_slice = b[lo : len(b) - max(0, tail - CONTEXT)]
-    lines = difflib.unified_diff(
-        _terminated(a_slice), _terminated(b_slice), f"a/{path}", f"b/{path}", n=CONTEXT
+    return lo, len(a) - max(0, tail - CONTEXT), len(b) - max(0, tail - CONTEXT)
+
+
+def _newline_region(before: str, after: str) -> tuple[int, list[str], list[str]]:
+    """:func:`_region` for texts whose only line boundary is "\\n", found from the
+    characters the texts share at both ends without splitting them whole."""
+    n = min(len(before), len(after))
+    prefix = _common_prefix(before, after, n)
+    # Lines that end inside the shared prefix are the same lines in both.
+    head = before.count("\n", 0, prefix)
+    head_start = before.rfind("\n", 0, prefix) + 1  # where line ``head`` starts
+    suffix = _common_suffix(before, after, n)
+    a_from, b_from = len(before) - suffix, len(after) - suffix
+    # Lines that start inside the shared suffix are the same lines in both; one
+    # starting exactly where it begins counts when it starts a line in both texts.
+    shared = before.count("\n", a_from, len(before) - 1)
+    first = before.find("\n", a_from, len(before) - 1) + 1  # the first one that starts inside
+    if a_from < len(before) and _starts_line(before, a_from) and _starts_line(after, b_from):
+        shared += 1
+        first = a_from
+    limit = min(_line_count(before), _line_count(after))
+    tail = min(shared, limit - head)
+    start = head_start
+    for _ in range(min(head, CONTEXT)):
+        start = before.rfind("\n", 0, start - 1) + 1
+    kept = max(0, tail - CONTEXT)  # shared lines at the end left out of the diff
+    if kept == 0:
+        a_end = len(before)
+    elif shared - kept < kept:  # walk forward from the first shared line
+        a_end = first
+        for _ in range(shared - kept):
+            a_end = before.find("\n", a_end) + 1
+    else:
+        a_end = _start_of_last(before, kept)
+    # The lines left out are in the shared suffix: they end both texts.
+    b_end = a_end + len(after) - len(before)
+    return (
+        max(0, head - CONTEXT),
+        before[start:a_end].splitlines(keepends=True),
+        after[start:b_end].splitlines(keepends=True),
     )
-    return "".join(_shift(line, lo) for line in lines)
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (not text.endswith("\n") and text != "")
+
+
+def _starts_line(text: str, offset: int) -> bool:
+    return offset == 0 or text[offset - 1] == "\n"
+
+
+def _start_of_last(text: str, lines: int) -> int:
+    """Where the last ``lines`` lines of ``text`` start (its length for none)."""
+    end = len(text)
+    if lines == 0:
+        return end
+    pos = end - 1 if text.endswith("\n") else end  # a final line without "\n" counts
+    for _ in range(lines):
+        pos = text.rfind("\n", 0, pos)
+    return pos + 1
+
+
+def _common_prefix(a: str, b: str, n: int) -> int:
+    """How many leading characters ``a`` and ``b`` share (at most ``n``)."""
+    done, size = 0, _GALLOP
+    while done + size <= n and a[done : done + size] == b[done : done + size]:
+        done += size
+        size *= 2
+    lo, hi = done, min(done + size, n)
+    while lo < hi:  # a[:lo] == b[:lo], and nothing agrees past hi
+        mid = (lo + hi + 1) // 2
+        if a[done:mid] == b[done:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, n: int) -> int:
+    """How many trailing characters ``a`` and ``b`` share (at most ``n``)."""
+    la, lb = len(a), len(b)
+    done, size = 0, _GALLOP
+    while done + size <= n and a[la - done - size : la - done] == b[lb - done - size : lb - done]:
+        done += size
+        size *= 2
+    lo, hi = done, min(done + size, n)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[la - mid : la - done] == b[lb - mid : lb - done]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _terminated(lines: list[str]) -> list[str]:

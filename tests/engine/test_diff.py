@@ -1,0 +1,82 @@
+"""Unified diffs: the region-only computation gives the bytes of a whole-file diff."""
+
+from __future__ import annotations
+
+import difflib
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from redline.engine.diff import CONTEXT, _shift, _terminated, unified
+
+
+def whole_file_unified(path: str, before: str, after: str) -> str:
+    """The straightforward version: split both texts whole and trim them line by line."""
+    if before == after:
+        return ""
+    a = before.splitlines(keepends=True)
+    b = after.splitlines(keepends=True)
+    head = 0
+    limit = min(len(a), len(b))
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    lo = max(0, head - CONTEXT)
+    a_slice = a[lo : len(a) - max(0, tail - CONTEXT)]
+    b_slice = b[lo : len(b) - max(0, tail - CONTEXT)]
+    lines = difflib.unified_diff(
+        _terminated(a_slice), _terminated(b_slice), f"a/{path}", f"b/{path}", n=CONTEXT
+    )
+    return "".join(_shift(line, lo) for line in lines)
+
+
+# Few distinct lines, so that texts repeat lines and share long runs at both ends.
+LINES = st.sampled_from(["a\n", "b\n", "a", "\n", "x = 1\n", "  y\n", "ab\n", "b"])
+TEXT = st.lists(LINES, max_size=40).map("".join)
+ODD_BREAKS = st.sampled_from(["\r", "\r\n", "\x0c", "\x85", "\u2028", "\x1c"])
+
+
+@st.composite
+def edits(draw: st.DrawFn, text: st.SearchStrategy[str] = TEXT) -> tuple[str, str]:
+    before = draw(text)
+    start = draw(st.integers(0, len(before)))
+    end = draw(st.integers(start, len(before)))
+    return before, before[:start] + draw(text) + before[end:]
+
+
+@given(edits())
+def test_same_as_the_whole_file_diff(case: tuple[str, str]) -> None:
+    before, after = case
+    assert unified("f.py", before, after) == whole_file_unified("f.py", before, after)
+
+
+@given(edits(st.lists(st.one_of(LINES, ODD_BREAKS), max_size=30).map("".join)))
+def test_same_with_other_line_boundaries(case: tuple[str, str]) -> None:
+    before, after = case
+    assert unified("f.py", before, after) == whole_file_unified("f.py", before, after)
+
+
+@given(st.data())
+def test_same_on_long_texts(data: st.DataObject) -> None:
+    # Longer than the first comparison step, so that the gallop and the search both run.
+    long_text = st.lists(LINES, min_size=100, max_size=400).map("".join)
+    before, after = data.draw(edits(long_text))
+    assert unified("f.py", before, after) == whole_file_unified("f.py", before, after)
+
+
+def test_a_changed_line_in_the_middle() -> None:
+    before = "".join(f"line {i}\n" for i in range(1, 11))
+    after = before.replace("line 5\n", "line five\n")
+    assert unified("f.py", before, after) == (
+        "--- a/f.py\n+++ b/f.py\n@@ -2,7 +2,7 @@\n line 2\n line 3\n line 4\n"
+        "-line 5\n+line five\n line 6\n line 7\n line 8\n"
+    )
+
+
+def test_a_final_line_without_newline() -> None:
+    assert unified("f", "a\nb", "a\nc") == (
+        "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n"
+        "+c\n\\ No newline at end of file\n"
+    )

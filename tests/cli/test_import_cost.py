@@ -90,7 +90,8 @@ def test_in_process_help_leaves_sys_modules_light(env: dict[str, str], tmp_path:
 
 
 def test_applying_an_edit_loads_no_git_or_watcher(env: dict[str, str], tmp_path: Path) -> None:
-    """The embedded edit path needs pydantic (the wire) but never pygit2 or watchdog."""
+    """The embedded edit path never needs pygit2 or watchdog; a well-formed request is
+    read without pydantic, which only a malformed one loads (for its error's words)."""
     (tmp_path / "a.py").write_text("x = 1\n")
     request = {"tool": "edit", "path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}
     proc = subprocess.run(
@@ -105,5 +106,23 @@ def test_applying_an_edit_loads_no_git_or_watcher(env: dict[str, str], tmp_path:
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "applied"
     imported = _imported_packages(proc.stderr)
-    assert "pydantic" in imported
-    assert imported.isdisjoint({"pygit2", "watchdog"})
+    assert "redline" in imported
+    assert imported.isdisjoint({"pygit2", "watchdog", "pydantic", "charset_normalizer"})
+
+
+def test_a_malformed_request_is_explained_by_the_wire_format(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    request = {"tool": "edit", "path": "a.py", "old_string": 1, "new_string": "x = 2"}
+    proc = subprocess.run(
+        [redline_script(), "apply"],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert json.loads(proc.stdout)["error"].startswith("invalid request: old_string: ")
+    assert "pydantic" in _imported_packages(proc.stderr)

@@ -132,7 +132,7 @@ def _embedded_runner(root: Path, dry_run: bool, threshold: float | None) -> Runn
     from redline.engine.hints import FailureHints
     from redline.engine.result import Result
     from redline.fsops.apply import apply_in_directory
-    from redline.tools.schema import parse_request
+    from redline.tools.request import parse_request
 
     hints = FailureHints()
 

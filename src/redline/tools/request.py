@@ -1,0 +1,128 @@
+"""Requests in their common shapes, read without pydantic (it costs ~70 ms to import).
+
+An embedded ``redline apply`` starts for every edit a hook or script sends. A
+request made only of the fields and types the wire format allows is turned into
+the engine's request here; anything else, including every request that is
+wrong, goes to :func:`redline.tools.schema.parse_request`, so the answer, and
+each error's wording, is the wire format's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redline.engine.edit import DEFAULT_THRESHOLD, EditItem, EditRequest
+from redline.engine.patch import PatchRequest
+
+_EDIT_FIELDS = frozenset(
+    [
+        "tool",
+        "path",
+        "old_string",
+        "new_string",
+        "replace_all",
+        "edits",
+        "threshold",
+        "turn",
+        "model",
+    ]
+)
+_PATCH_FIELDS = frozenset(["tool", "patch", "turn", "model"])
+_ITEM_FIELDS = frozenset(["old_string", "new_string", "replace_all"])
+
+
+class _Unusual(Exception):
+    """The request is not in a common shape: the wire format reads it."""
+
+
+def parse_request(
+    obj: Any, default_threshold: float | None = None
+) -> tuple[EditRequest | PatchRequest, object]:
+    """As :func:`redline.tools.schema.parse_request`, which it calls for anything unusual."""
+    try:
+        return _common(obj, default_threshold)
+    except _Unusual:
+        from redline.tools.schema import parse_request as validate
+
+        return validate(obj, default_threshold)
+
+
+def _common(obj: Any, default_threshold: float | None) -> tuple[EditRequest | PatchRequest, object]:
+    if type(obj) is not dict:
+        raise _Unusual
+    tool = obj.get("tool")
+    if tool == "apply_patch" and obj.keys() <= _PATCH_FIELDS:
+        _optional(obj, "model", str)
+        return PatchRequest(_text(obj.get("patch"))), _turn(obj)
+    if tool != "edit" or not obj.keys() <= _EDIT_FIELDS:
+        raise _Unusual
+    path = _text(obj.get("path"))
+    if not path or not (path.isascii() or _encodable(path)):
+        raise _Unusual  # the wire format's length check refuses a lone surrogate
+    _optional(obj, "model", str)
+    turn = _turn(obj)
+    threshold = _threshold(obj) or default_threshold or DEFAULT_THRESHOLD
+    old = _optional(obj, "old_string", str)
+    new = _optional(obj, "new_string", str)
+    replace_all = _optional(obj, "replace_all", bool)
+    edits = obj.get("edits")
+    if edits is not None:
+        if old is not None or new is not None or replace_all is not None:
+            raise _Unusual  # the wire format says which fields to drop
+        items = tuple(_item(e) for e in _items(edits))
+        return EditRequest(path, items, batch=True, threshold=threshold), turn
+    if old is None or new is None:
+        raise _Unusual  # the wire format names the missing field
+    return EditRequest(path, (EditItem(old, new, bool(replace_all)),), threshold=threshold), turn
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise _Unusual
+    return value
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _optional(obj: dict[str, Any], name: str, kind: type) -> Any:
+    value = obj.get(name)
+    if value is not None and type(value) is not kind:
+        raise _Unusual
+    return value
+
+
+def _turn(obj: dict[str, Any]) -> object:
+    turn = obj.get("turn")
+    if turn is not None and type(turn) not in (str, int):
+        raise _Unusual
+    return turn
+
+
+def _threshold(obj: dict[str, Any]) -> float | None:
+    value = obj.get("threshold")
+    if value is None:
+        return None
+    if type(value) not in (float, int) or not 0.0 < value <= 1.0:
+        raise _Unusual
+    return float(value)
+
+
+def _items(edits: Any) -> list[Any]:
+    if type(edits) is not list or not edits:
+        raise _Unusual
+    return edits
+
+
+def _item(item: Any) -> EditItem:
+    if type(item) is not dict or not item.keys() <= _ITEM_FIELDS:
+        raise _Unusual
+    replace_all = item.get("replace_all", False)
+    if type(replace_all) is not bool:
+        raise _Unusual
+    return EditItem(_text(item.get("old_string")), _text(item.get("new_string")), replace_all)

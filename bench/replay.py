@@ -22,6 +22,7 @@ import difflib
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -51,7 +52,16 @@ MAX_CONTEXT = 6  # lines of context on each side of a hunk edit, at most
 PATCH_CONTEXT = 3
 MAX_FILE_BYTES = 300_000
 VERDICTS = ("right", "refused", "wrong", "crash")
-KINDS = ("edit", "batch", "patch", "perturbed", "typo_unchanged", "typo_changed")
+KINDS = (
+    "edit",
+    "batch",
+    "patch",
+    "perturbed",
+    "typo_unchanged",
+    "typo_changed",
+    "stale_kept",
+    "stale_changed",
+)
 REFUSED_EXAMPLES = 5  # per kind and perturbation, in the JSON output
 
 
@@ -487,6 +497,58 @@ def typo_requests(hunk: HunkEdit, rng: random.Random) -> list[tuple[str, str, st
     return requests
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+# The expected text of a request that must be refused: never equal to a result.
+MUST_REFUSE = "\x00 refused \x00"
+
+
+def drifted(line: str, rng: random.Random) -> str | None:
+    """``line`` as another writer changed it since the agent read it: a name renamed."""
+    names = list(_NAME.finditer(line))
+    if not names:
+        return None
+    name = rng.choice(names)
+    return line[: name.end()] + "_rev" + line[name.end() :]
+
+
+def _squashed(text: str) -> str:
+    return "".join(text.split())
+
+
+def stale_requests(hunk: HunkEdit, rng: random.Random) -> list[tuple[str, HunkEdit]]:
+    """The same request against a file in which someone changed one line of the block
+    since the agent read it: a line the edit keeps (the edit applies and the change
+    survives, or a refusal) and a line the edit changes (a refusal)."""
+    if hunk.before.count(hunk.old) != 1:
+        return []
+    a, b, kept, changed = split_lines(hunk.old, hunk.new)
+    if sum(1 for line in a if line.strip()) < 3:
+        return []  # a drifted line among fewer others is another block by design
+    cases: list[tuple[str, HunkEdit]] = []
+    candidates = [(i, j) for i, j in kept if a[i].strip()]
+    rng.shuffle(candidates)
+    for i, j in candidates:
+        line = drifted(a[i], rng)
+        if line is None:
+            continue
+        old = "".join([*a[:i], line, *a[i + 1 :]])
+        before = hunk.before.replace(hunk.old, old)
+        after = before.replace(old, "".join([*b[:j], line, *b[j + 1 :]]))
+        cases.append(("stale_kept", HunkEdit(before, after, hunk.old, hunk.new, hunk.start_line)))
+        break
+    lines = [i for i in changed if a[i].strip()]
+    rng.shuffle(lines)
+    for i in lines:
+        line = drifted(a[i], rng)
+        if line is None:
+            continue
+        before = hunk.before.replace(hunk.old, "".join([*a[:i], line, *a[i + 1 :]]))
+        stale = HunkEdit(before, MUST_REFUSE, hunk.old, hunk.new, hunk.start_line)
+        cases.append(("stale_changed", stale))
+        break
+    return cases
+
+
 def replay_commit(commit: CommitCase, tally: Tally, perturb: bool = True) -> None:
     rng = random.Random(commit.index)
     for case in commit.files:
@@ -518,10 +580,15 @@ def replay_commit(commit: CommitCase, tally: Tally, perturb: bool = True) -> Non
                     continue
                 run_edit(tally, commit, case.path, hunk, "perturbed", name, old, new)
             for kind, old, new in typo_requests(hunk, rng):
-                if hunk.before.find(old) >= 0:
-                    tally.skipped[f"{kind}: the slip is other text of the file"] += 1
+                if _squashed(old) in _squashed(hunk.before):
+                    tally.skipped[f"{kind}: the slip is other text of the file up to spacing"] += 1
                     continue
                 run_edit(tally, commit, case.path, hunk, kind, "slip", old, new)
+            for kind, stale in stale_requests(hunk, rng):
+                if _squashed(hunk.old) in _squashed(stale.before):
+                    tally.skipped[f"{kind}: old_string is still in the file up to spacing"] += 1
+                    continue
+                run_edit(tally, commit, case.path, stale, kind, "stale", hunk.old, hunk.new)
     if commit.files:
         replay_patch(commit, tally)
 
@@ -800,6 +867,9 @@ def summaries(records: list[Record], base: dict[str, Any] | None) -> list[str]:
         summary_line("typo", typos, "recovered"),
         summary_line("typo on a kept line", of["typo_unchanged"], "recovered"),
         summary_line("typo on a changed line", of["typo_changed"], "recovered"),
+        summary_line("typo and stale line", typos + of["stale_kept"], "recovered"),
+        summary_line("stale line the edit keeps", of["stale_kept"], "recovered"),
+        summary_line("stale line the edit changes (must refuse)", of["stale_changed"], "right"),
     ]
     if base and base.get("commits"):
         g, r = base["git_apply"], base["redline_apply_jsonl"]

@@ -326,3 +326,17 @@ def test_retry_of_a_fuzzy_edit_whose_old_text_resembles_a_sibling_is_no_change()
     first = applied(text, "a = self.vformat(spec,", "a = self_v2.vformat(spec,")
     again = edit(first, "a = self.vformat(spec,", "a = self_v2.vformat(spec,")
     assert (again.result.status, again.data) == ("no_change", None)
+
+
+def test_a_blank_line_old_string_has_where_the_file_has_text_is_not_whitespace() -> None:
+    # old_string's last line was ")" before a slip emptied it: it is not a blank line.
+    text = "x = call(\n    a,\n)\ny = 1\n"
+    out = edit(text, "x = call(\n    a,\n\n", "x = call(a)\n")
+    assert out.data is None or out.data.decode() == "x = call(a)\ny = 1\n"
+
+
+def test_a_file_without_a_final_newline_keeps_it_off_after_a_tolerant_edit() -> None:
+    text = "def f():\n    return 1"
+    assert applied(text, "  def f():\n      return 1\n", "  def f():\n      return 2\n") == (
+        "def f():\n    return 2"
+    )

@@ -147,7 +147,7 @@ def _punctuation(view: FileView, old: str) -> list[Span]:
 def _whitespace(view: FileView, old: str) -> list[Span]:
     spans = _folded_tier(view, old, "whitespace", fold_whitespace(old))
     wide = [_extend_whitespace(view.text, s, old) for s in spans]
-    return [s for s in wide if _whole_lines(view.text, s, old)]
+    return [s for s in wide if s is not None and _whole_lines(view.text, s, old)]
 
 
 def _whole_lines(text: str, span: Span, old: str) -> bool:
@@ -177,33 +177,40 @@ def _clean_edges(text: str, start: int, end: int, needle: str) -> bool:
     return not (_WORD.match(needle[-1]) and end < len(text) and _WORD.match(text[end]))
 
 
-def _extend_whitespace(text: str, span: Span, old: str) -> Span:
+def _extend_whitespace(text: str, span: Span, old: str) -> Span | None:
     """Widen a whitespace-tier span over the whitespace old_string has around its text:
-    the indentation, the line end, and as many blank lines as old_string has."""
+    the indentation, the line end, and its blank lines — which must be whole blank
+    lines of the file too (None otherwise: a blank line old_string has where the file
+    has text is not a difference in whitespace)."""
     start, end = span.start, span.end
     body = old.strip()
     lead = old[: old.index(body)] if body else ""
     trail = old[len(lead) + len(body) :]
+    blank = " \t"
     if lead:
-        newlines = lead.count("\n")
-        while start > 0 and text[start - 1].isspace():
-            if text[start - 1] == "\n":
-                if newlines == 0:
-                    break
-                newlines -= 1
+        while start > 0 and text[start - 1] in blank:
             start -= 1
-            if text[start] == "\n" and newlines == 0:
-                break
+        for _ in range(lead.count("\n")):
+            if start == 0 or text[start - 1] != "\n":
+                return None
+            start -= 1
+            while start > 0 and text[start - 1] in blank:
+                start -= 1
+        if "\n" in lead and start > 0 and text[start - 1] != "\n":
+            return None
     if trail:
-        newlines = trail.count("\n")
-        while end < len(text) and text[end].isspace():
-            if text[end] == "\n":
-                if newlines == 0:
-                    break
-                newlines -= 1
+        while end < len(text) and text[end] in blank:
             end += 1
-            if text[end - 1] == "\n" and newlines == 0:
-                break
+        newlines = trail.count("\n")
+        for n in range(newlines):
+            if end == len(text) and n == newlines - 1:
+                break  # the file's last line, without its newline
+            if end == len(text) or text[end] != "\n":
+                return None
+            end += 1
+            if n + 1 < newlines or trail[-1] != "\n":
+                while end < len(text) and text[end] in blank:
+                    end += 1
     return Span(start, end, span.score)
 
 

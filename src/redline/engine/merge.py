@@ -140,6 +140,12 @@ def adapt(
         return new[:-1] if new.endswith(LF) else new
     if line_start is None:
         line_start = old[:1] in (" ", "\t")
+    if old.endswith(LF) and not matched.endswith(LF):
+        # The file's last line, without its newline: merge as if it had one, and
+        # leave the file without it.
+        merged = adapt(old, new, matched + LF, match_type, line_start=line_start, style=style,
+                       file_chars=file_chars)  # fmt: skip
+        return merged[:-1] if merged.endswith(LF) else merged
     return _Merge(old, new, matched, match_type, line_start, line_end, style, file_chars).run()
 
 

@@ -954,7 +954,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     kinds = table(tally.records, lambda r: r.kind)
     perturbations = table(
-        [r for r in tally.records if r.kind == "perturbed" or r.kind.startswith("typo")],
+        [r for r in tally.records if r.kind not in ("edit", "batch", "patch")],
         lambda r: r.perturbation if r.kind == "perturbed" else r.kind,
     )
     match_types = table(

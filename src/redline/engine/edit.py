@@ -189,6 +189,8 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
     if chain.match_type in ("fuzzy", "line_fuzzy"):
         span = _without_extra_blank_lines(text, span, old)
     matched = text[span.start : span.end]
+    if chain.match_type == "exact" or matched == old:
+        return _Replacement(span, item.new_string, chain.match_type)
     try:
         adapted = adapt(
             old,

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-import numpy as np
-
 _PUNCTUATION_TABLE: dict[int, str] = {
     **{ord(c): "'" for c in "‘’‚‛′‵"},
     **{ord(c): '"' for c in "“”„‟″‶«»"},
@@ -100,6 +98,8 @@ class Folded:
         return j + bisect_right(self._shift_table(), j)
 
     def _origin_large(self, j: int) -> int:
+        import numpy as np  # only for large texts
+
         if self._index is None:
             codes = np.frombuffer(self.source.encode(_UTF32), dtype=np.uint32)
             if self.kind == "whitespace":
@@ -163,6 +163,8 @@ _UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
 @cache
 def _space_table() -> Any:
     """``table[c]``: whether code point ``c`` (≤ U+3000) is whitespace to ``re``'s ``\\s``."""
+    import numpy as np
+
     return np.array([chr(c).isspace() for c in range(_LAST_SPACE + 1)], dtype=np.bool_)
 
 

@@ -36,8 +36,6 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from enum import Enum
 
-from rapidfuzz.distance import OSA
-
 from redline.engine import indent
 from redline.engine.fold import punctuation_key, translate_punctuation
 from redline.engine.newlines import LF
@@ -504,6 +502,8 @@ def _typo(a: str, b: str) -> bool:
         return False
     if min(len(a), len(b)) < 4:
         return False
+    from rapidfuzz.distance import OSA  # only tolerant matches get here
+
     limit = 1 if max(len(a), len(b)) <= 8 else 2
     return bool(OSA.distance(a, b) <= limit)
 

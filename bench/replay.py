@@ -705,6 +705,21 @@ def jsonl_requests(files: Iterable[FileCase], prefix: str = "") -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def jsonl_batches(files: Iterable[FileCase], prefix: str = "") -> bytes:
+    """One exact batch per file: the file's hunks as ``edits``, the file written once."""
+    lines = [
+        json.dumps(
+            {
+                "tool": "edit",
+                "path": prefix + case.path,
+                "edits": [{"old_string": h.old, "new_string": h.new} for h in case.edits],
+            }
+        )
+        for case in files
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
 def timed(command: list[str], data: bytes, cwd: Path, env: dict[str, str]) -> tuple[float, int]:
     started = time.perf_counter()
     proc = subprocess.run(command, input=data, cwd=cwd, env=env, capture_output=True, check=False)
@@ -758,6 +773,18 @@ def baseline(repo: Path, commits: list[CommitCase]) -> dict[str, Any]:
         one_ok = code == 0 and all(
             tree_is_child(all_dir, c.files, f"c{n}/") for n, c in enumerate(commits)
         )
+        # The same, with each file's hunks as one batch: one write a file, as git apply does.
+        batch_dir = scratch / "batches"
+        batches = b""
+        for n, commit in enumerate(commits):
+            write_tree(batch_dir, commit.files, f"c{n}/")
+            batches += jsonl_batches(commit.files, f"c{n}/")
+        batch_s, code = timed(
+            [*redline, "apply", "--jsonl", "--root", "."], batches, batch_dir, env
+        )
+        batch_ok = code == 0 and all(
+            tree_is_child(batch_dir, c.files, f"c{n}/") for n, c in enumerate(commits)
+        )
         empty_dir = scratch / "empty"
         empty_dir.mkdir()
         floor = [
@@ -781,6 +808,11 @@ def baseline(repo: Path, commits: list[CommitCase]) -> dict[str, Any]:
             "total_ms": round(one_s * 1000, 1),
             "right": one_ok,
             "ratio_to_git_total": round(one_s * 1000 / sum(git_ms), 2),
+        },
+        "one_process_batches": {
+            "total_ms": round(batch_s * 1000, 1),
+            "right": batch_ok,
+            "ratio_to_git_total": round(batch_s * 1000 / sum(git_ms), 2),
         },
         "redline_empty_stream_ms": round(statistics.median(floor), 1),
     }
@@ -885,6 +917,12 @@ def summaries(records: list[Record], base: dict[str, Any] | None) -> list[str]:
             f"{g['total_ms']} ms in {base['commits']} processes, "
             f"redline/git {one['ratio_to_git_total']}x; redline's empty stream "
             f"{base['redline_empty_stream_ms']} ms"
+        )
+        batched = base["one_process_batches"]
+        lines.append(
+            f"the same, one exact batch per file (each file written once, as git apply does): "
+            f"{batched['total_ms']} ms, redline/git {batched['ratio_to_git_total']}x "
+            f"(right: {batched['right']})"
         )
         e = base["engine_in_process"]
         lines.append(

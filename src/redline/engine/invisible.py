@@ -50,8 +50,12 @@ def _joins_emoji(text: str, i: int) -> bool:
 
 def clean(text: str) -> tuple[str, Counter[str]]:
     """Remove invisible characters; return the text and a count per character."""
-    if text.isascii():
-        return text, Counter()
+    if text.isascii() or not any(
+        char in ALWAYS_INVISIBLE or char == ZWJ or is_combining(char)
+        for char in set(text)
+        if not char.isascii()
+    ):
+        return text, Counter()  # nothing to remove: skip the walk over every character
     removed: Counter[str] = Counter()
     out: list[str] = []
     has_base = False  # whether the previous character is a kept one that can carry a mark

@@ -25,24 +25,11 @@ from pathlib import Path
 
 from patch_corpus import CATEGORIES, PatchCase, TimingCase, build_cases, timing_case
 from redline.engine.patch import PatchOutcome, apply_patch
+from redline.engine.patch_plan import MemorySnapshot
 
 TIMING_RUNS = 20
 TARGET_MS = 100.0
 VERDICTS = ("correct", "wrong-tree", "wrong-status")
-
-
-class MemorySnapshot:
-    """Files in a dict, as the snapshot protocol of apply_patch wants them."""
-
-    def __init__(self, files: Mapping[str, bytes]) -> None:
-        self.files = files
-
-    def read(self, path: str) -> bytes | None:
-        return self.files.get(path)
-
-    def is_dir(self, path: str) -> bool:
-        prefix = path.rstrip("/") + "/"
-        return any(p.startswith(prefix) for p in self.files)
 
 
 @dataclass

@@ -23,6 +23,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 SEED = 20250611
@@ -332,15 +333,19 @@ def eof_replace(rng: random.Random, lines: Sequence[str]) -> HunkSpec | None:
 
 def expected_doc(doc: Doc, hunks: Sequence[HunkSpec]) -> Doc:
     """Apply ``hunks`` by index. Added lines take the file's newline style; in a mixed
-    file the ending of the line that follows them, at the end the one before them."""
+    file a line that replaces another keeps that line's ending, and the others take
+    the ending of the line that follows them (at the end, of the one before them)."""
     out = Doc([], [])
     pos = 0
     for spec in sorted(hunks, key=lambda h: h.at):
         out.lines += doc.lines[pos : spec.at]
         out.endings += doc.endings[pos : spec.at]
         follow = spec.at + spec.removed
-        for text in spec.added:
-            out.endings.append(_added_ending(doc, out, follow))
+        for k, text in enumerate(spec.added):
+            replaced = doc.endings[spec.at + k] if k < spec.removed else None
+            out.endings.append(
+                _replacement_ending(doc, replaced) or _added_ending(doc, out, follow)
+            )
             out.lines.append(text)
         pos = follow
     out.lines += doc.lines[pos:]
@@ -348,6 +353,14 @@ def expected_doc(doc: Doc, hunks: Sequence[HunkSpec]) -> Doc:
     if out.endings and not out.endings[-1]:
         out.endings[-1] = doc.style()
     return out
+
+
+def _replacement_ending(doc: Doc, replaced: str | None) -> str | None:
+    """A line that replaces another keeps its ending in a mixed file, unless that ending
+    is the file's only one of its kind (a stray, as in Codex's scenario 024)."""
+    if not doc.mixed or not replaced or doc.endings.count(replaced) < 2:
+        return None
+    return replaced
 
 
 def _added_ending(doc: Doc, out: Doc, follow: int) -> str:
@@ -370,6 +383,8 @@ class Update:
     view: list[str]  # each line as the model writes it in context and '-' lines
     hunks: list[HunkSpec]
     move_to: str | None = None
+    # How the model writes the lines it adds: the same way as the lines it quotes.
+    write: Callable[[str], str] = str
 
     def render(self, blank: str) -> str:
         out = [f"*** Update File: {self.path}"]
@@ -386,7 +401,7 @@ class Update:
         out = ["@@" if spec.anchor is None else f"@@ {spec.anchor}"]
         out += [ctx(i) for i in range(spec.start, spec.at)]
         out += ["-" + self.view[i] for i in range(spec.at, spec.at + spec.removed)]
-        out += ["+" + text for text in spec.added]
+        out += ["+" + self.write(text) for text in spec.added]
         out += [ctx(i) for i in range(spec.at + spec.removed, spec.end)]
         if spec.eof:
             out.append("*** End of File")
@@ -554,10 +569,15 @@ def build_rstrip(rng: random.Random, pool: list[Source], b: CaseBuilder) -> str 
         op = plan_update(rng, src, rng.randint(1, 3), match_type="rstrip")
         if op is None:
             return None
+        # Only lines the patch keeps: whether a replaced line's trailing whitespace
+        # belongs to its replacement is a guess either way, so no case asks it.
+        replaced = {i for spec in op.hunks for i in range(spec.at, spec.at + spec.removed)}
         for spec in op.hunks:
-            for i in rng.sample(range(spec.start, spec.end), rng.randint(1, 3)):
+            kept = spec.context()
+            for i in rng.sample(kept, min(len(kept), rng.randint(1, 3))):
                 _trail(rng, op.doc, i)
-        for i in rng.sample(range(len(src.lines)), len(src.lines) // 8):
+        others = [i for i in range(len(src.lines)) if i not in replaced]
+        for i in rng.sample(others, len(src.lines) // 8):
             _trail(rng, op.doc, i)
         b.file(src.path, op.doc.data())
         b.update(op)
@@ -581,13 +601,23 @@ def build_strip(rng: random.Random, pool: list[Source], b: CaseBuilder) -> str |
         mode = rng.choice(("flatten", "dedent", "shift", "tabs"))
         view = [reindent(mode, x) for x in src.lines]
 
-        def drifted(spec: HunkSpec, view: list[str] = view, src: Source = src) -> bool:
+        def drifted(
+            spec: HunkSpec, view: list[str] = view, src: Source = src, mode: str = mode
+        ) -> bool:
+            lines = [src.lines[i] for i in range(spec.start, spec.end)] + list(spec.added)
+            if mode == "dedent" and any(x.strip() and not x.startswith("    ") for x in lines):
+                return False  # a line at column 0 too: the model's shift is not one shift
+            depths = {len(x) - len(x.lstrip()) for x in lines[: spec.old_len] if x.strip()}
+            if mode == "flatten" and len(depths) < 2:
+                return False  # one depth flattened reads as a shift: which one is a guess
             return any(view[i] != src.lines[i] for i in range(spec.start, spec.end))
 
         op = plan_update(rng, src, rng.randint(1, 3), drifted, match_type="strip")
         if op is None:
             return None
         op.view = view
+        if mode != "flatten":  # a model that drops the indentation it quotes still
+            op.write = partial(reindent, mode)  # indents what it adds
         b.file(src.path, op.doc.data())
         b.update(op)
     return "applied"

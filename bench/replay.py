@@ -31,7 +31,7 @@ import sysconfig
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ import pygit2
 
 from redline.engine.edit import EditItem, EditRequest, apply_edit
 from redline.engine.patch import apply_patch
+from redline.engine.patch_plan import MemorySnapshot
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "tests"))
@@ -591,20 +592,6 @@ def replay_commit(commit: CommitCase, tally: Tally, perturb: bool = True) -> Non
                 run_edit(tally, commit, case.path, stale, kind, "stale", hunk.old, hunk.new)
     if commit.files:
         replay_patch(commit, tally)
-
-
-class MemorySnapshot:
-    """Files in a dict, as apply_patch's Snapshot protocol wants them."""
-
-    def __init__(self, files: Mapping[str, bytes]) -> None:
-        self.files = files
-
-    def read(self, path: str) -> bytes | None:
-        return self.files.get(path)
-
-    def is_dir(self, path: str) -> bool:
-        prefix = path.rstrip("/") + "/"
-        return any(p.startswith(prefix) for p in self.files)
 
 
 def replay_patch(commit: CommitCase, tally: Tally) -> None:

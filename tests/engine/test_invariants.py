@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 from perturbations import FORMAT_PERTURBATIONS, typo_variants
 from redline.engine.edit import EditItem, EditOutcome, EditRequest, apply_edit
 from redline.engine.patch import PatchOutcome, apply_patch
+from redline.engine.patch_plan import MemorySnapshot
 
 # --------------------------------------------------------------------------- budget and log
 
@@ -494,19 +495,6 @@ def test_format_perturbed_edit_gives_exact_bytes_or_refusal(edit: Edit) -> None:
 # --------------------------------------------------------------------------- 2. apply_patch
 
 
-class _Files:
-    """An in-memory snapshot for apply_patch."""
-
-    def __init__(self, files: dict[str, bytes]) -> None:
-        self.files = files
-
-    def read(self, path: str) -> bytes | None:
-        return self.files.get(path)
-
-    def is_dir(self, path: str) -> bool:
-        return False
-
-
 def _hunk_lines(edit: Edit, expected: str) -> list[str]:
     """The edit as one Codex hunk of whole lines with 3 lines of context (prefix + text)."""
     before = edit.text.split("\n")[:-1]
@@ -534,7 +522,7 @@ def _patch(lines: list[str]) -> str:
 
 
 def _run_patch(text: str, data: bytes) -> PatchOutcome:
-    return apply_patch(text, _Files({"f.py": data}))
+    return apply_patch(text, MemorySnapshot({"f.py": data}))
 
 
 @_budget(200)

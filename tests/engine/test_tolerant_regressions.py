@@ -12,7 +12,7 @@ import pytest
 
 from redline.engine.edit import EditItem, EditOutcome, EditRequest, apply_edit
 from redline.engine.patch import apply_patch
-from redline.engine.patch_plan import Snapshot
+from redline.engine.patch_plan import MemorySnapshot
 
 
 def edit(text: str | bytes, old: str, new: str) -> EditOutcome:
@@ -157,19 +157,8 @@ def test_inserting_before_the_text_of_a_line_quoted_with_a_tab() -> None:
 # 8. apply_patch on a mixed-ending file keeps a replaced CRLF line's ending.
 
 
-class _Files(Snapshot):
-    def __init__(self, files: dict[str, bytes]) -> None:
-        self.files = files
-
-    def read(self, path: str) -> bytes | None:
-        return self.files.get(path)
-
-    def is_dir(self, path: str) -> bool:
-        return False
-
-
 def test_patch_replacing_a_crlf_line_in_a_mixed_file_writes_crlf() -> None:
-    files = _Files({"f.txt": b"one\r\ntwo\nthree\r\nfour\n"})
+    files = MemorySnapshot({"f.txt": b"one\r\ntwo\nthree\r\nfour\n"})
     patch = (
         "*** Begin Patch\n*** Update File: f.txt\n@@\n two\n-three\n+THREE\n four\n*** End Patch"
     )

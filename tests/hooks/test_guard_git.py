@@ -277,14 +277,15 @@ def test_an_edit_that_only_deletes_lines_is_carried_while_they_stay_deleted(
     git(repo, "commit", "-m", "rename table")
 
 
+# The agent quotes the file two spaces in where it is four: the strip pass.
 PATCH_STRIP = f"""\
 *** Update File: {MIGRATION}
 @@
- id INTEGER PRIMARY KEY,
- name TEXT NOT NULL,
--email TEXT
-+    email TEXT UNIQUE,
-+    created_at TIMESTAMP
+   id INTEGER PRIMARY KEY,
+   name TEXT NOT NULL,
+-  email TEXT
++  email TEXT UNIQUE,
++  created_at TIMESTAMP
 """
 
 

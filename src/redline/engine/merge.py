@@ -366,10 +366,20 @@ class _Merge:
 
     def _map_indent(self, t: Seg, line: int) -> str:
         mapped = self.reindent(t.indent) if self.reindent is not None else None
-        if mapped is None and t.indent and self._flat_quote():
-            # old_string quoted the lines without their indentation, and the
-            # agent indented this line itself: it is written as given.
-            return t.indent
+        if t.indent and self._flat_quote():
+            # old_string quoted the lines without their indentation, and the agent
+            # indented this line itself: it is written as given — unless a shift of
+            # the quote says otherwise, and then which one is meant is a guess.
+            if mapped is None or mapped == t.indent:
+                return t.indent
+            raise MergeConflict(
+                line,
+                t.text,
+                "",
+                "old_string quotes the lines without their indentation, so whether the "
+                "indentation of the lines the edit adds is the file's or relative to the "
+                "quote is a guess",
+            )
         if mapped is None:
             raise MergeConflict(
                 line,

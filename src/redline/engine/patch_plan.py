@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -37,6 +37,20 @@ class Snapshot(Protocol):
         """The file's bytes, or None when no file is there."""
 
     def is_dir(self, path: str) -> bool: ...
+
+
+class MemorySnapshot:
+    """A snapshot held in memory: files by path; a path is a folder when files lie below it."""
+
+    def __init__(self, files: Mapping[str, bytes]) -> None:
+        self.files = dict(files)
+
+    def read(self, path: str) -> bytes | None:
+        return self.files.get(path)
+
+    def is_dir(self, path: str) -> bool:
+        prefix = path.rstrip("/") + "/"
+        return any(p.startswith(prefix) for p in self.files)
 
 
 @dataclass(frozen=True)

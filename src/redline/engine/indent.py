@@ -119,7 +119,10 @@ def fit(
         other = next(c for c in columns if c[0] != base_a)
         scale = Fraction(other[1] - base_f, other[0] - base_a)
     else:
-        scale = _scale_from_steps(agent_indents, file_style.step, file_tabs)
+        learnt = _scale_from_steps(agent_indents, file_style.step, file_tabs)
+        if learnt is None:
+            return _only_known(pairs)
+        scale = learnt
     candidates: list[Reindent] = [_Linear(base_a, base_f, scale, file_tabs)]
     if scale != 1:
         candidates.append(_Linear(base_a, base_f, Fraction(1), file_tabs))
@@ -136,13 +139,24 @@ def _tabs_then_spaces(indent: str) -> bool:
     return indent.lstrip("\t") == " " * len(indent.lstrip("\t"))
 
 
-def _scale_from_steps(agent_indents: Iterable[str], step_hint: int | None, tabs: bool) -> Fraction:
+def _scale_from_steps(
+    agent_indents: Iterable[str], step_hint: int | None, tabs: bool
+) -> Fraction | None:
+    """File columns per agent column, from the two steps; None when the agent indents
+    by a step people do not use (its depths may be scaled, which a shift would miss)."""
     agent = sorted({width(i) for i in agent_indents})
-    agent_step = _usual(Counter(b - a for a, b in pairwise(agent)))
+    gaps: Counter[int] = Counter(b - a for a, b in pairwise(agent))
+    agent_step = _usual(gaps)
+    if agent_step is None:
+        return None if gaps else Fraction(1)
     file_step_ = TAB if tabs else step_hint
-    if agent_step is None or file_step_ is None:
-        return Fraction(1)
-    return Fraction(file_step_, agent_step)
+    return Fraction(1) if file_step_ is None else Fraction(file_step_, agent_step)
+
+
+def _only_known(pairs: list[tuple[str, str]]) -> Reindent:
+    """The depths the pairs show, and no other: a line at another depth is refused."""
+    known = dict(pairs)
+    return known.get
 
 
 def _prefix(pairs: list[tuple[str, str]]) -> Reindent | None:

@@ -30,7 +30,7 @@ quotes).
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -43,6 +43,7 @@ from redline.engine.similarity import ratio
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 _WORDS = re.compile(r"\w+|[^\w\s]")
+_WORD = re.compile(r"\w")
 _PAIRABLE = 0.5  # lines less similar than this are not the same line edited
 _REWRITE = 0.75  # a changed line less similar than this to its old version is rewritten
 _MAX_SLIP_PUNCTUATION = 2  # dropped or doubled ( ) , : on one line
@@ -175,8 +176,10 @@ class _Merge:
         self.units = self._align()
         self._check_drift()
         self.partner = {u.old: u for u in self.units if u.old is not None}
+        kept = self._kept_lines()
         self.tokens = _TokenMap(
-            [(self.base[i], self.ours[j]) for i, j in self._trusted_pairs()], self.file_chars
+            [(self.base[i], self.ours[j], i in kept) for i, j in self._trusted_pairs()],
+            self.file_chars,
         )
         self.reindent = self._fit_indentation()
         self.extra_trailing = self._trailing_model()
@@ -220,6 +223,14 @@ class _Merge:
         quoted = sum(1 for seg in self.base if not seg.blank)
         if drifted > 1 or (drifted and drifted >= quoted):
             raise TooDifferent(drifted)  # another block, not this one with a changed line
+
+    def _kept_lines(self) -> set[int]:
+        """Lines of old_string that new_string keeps as they are."""
+        matcher = SequenceMatcher(
+            None, [s.text for s in self.base], [s.text for s in self.theirs], False
+        )
+        return {i for tag, i1, i2, _, _ in matcher.get_opcodes() if tag == "equal"
+                for i in range(i1, i2)}  # fmt: skip
 
     def _trusted_pairs(self) -> list[tuple[int, int]]:
         """(old line, file line) of the pairs that are the same line, give or take format."""
@@ -557,12 +568,15 @@ def _contexts(toks: list[str]) -> list[str]:
 class _TokenMap:
     """How the file writes each token of old_string, learnt over the whole block."""
 
-    def __init__(self, pairs: list[tuple[Seg, Seg]], file_chars: frozenset[str]) -> None:
+    def __init__(self, pairs: list[tuple[Seg, Seg, bool]], file_chars: frozenset[str]) -> None:
         self.file_chars = file_chars
+        # How sure the block is of each renaming of a word: a line the edit keeps
+        # counts twice, a line it changes once (the agent may have meant that one).
+        self.evidence: Counter[tuple[str, str]] = Counter()
         self.typographic: set[str] = set()  # classes of marks the agent typographised
         self.half_width = False
         self.targets: dict[tuple[str, str], set[str]] = defaultdict(set)
-        for b, o in pairs:
+        for b, o, kept in pairs:
             a_toks = _TOKEN.findall(b.body)
             b_toks = _TOKEN.findall(o.body)
             context = _contexts(a_toks)
@@ -574,6 +588,8 @@ class _TokenMap:
                         x, y = a_toks[i1 + k], b_toks[j1 + k]
                         if not x.isspace():
                             self.targets[x, context[i1 + k]].add(y)
+                        if x != y and _WORD.match(x):
+                            self.evidence[x, context[i1 + k]] += 2 if kept else 1
                         if x != y and not x.isascii() and translate_punctuation(x) == y:
                             self.typographic.add(_mark_class(x))  # “ for the file's "
                         if x != y and x.isascii() and translate_punctuation(y) == x:
@@ -592,7 +608,10 @@ class _TokenMap:
                 out.append(self._unseen(tok))
             elif len(targets) == 1:
                 target = next(iter(targets))
-                out.append(None if self._also_meant(tok, target) else target)
+                if target != tok and _WORD.match(tok) and self.evidence[tok, context] < 2:
+                    out.append(tok)  # one misspelling, on a line the edit rewrites: not enough
+                else:
+                    out.append(None if self._also_meant(tok, target) else target)
             else:
                 # Written two ways in the block: a name someone renamed in one line,
                 # or a mark the file mixes (a hyphen and a dash) — which one is meant

@@ -5,8 +5,8 @@ from __future__ import annotations
 from difflib import SequenceMatcher
 
 from redline.engine import similarity
+from redline.engine.errors import MergeConflict
 from redline.engine.match import FileView, Span
-from redline.engine.merge import MergeConflict
 
 NOT_FOUND = "old_string not found in file"
 _LINE_LEVEL = 0.6  # lines this similar count as the same line, edited

@@ -17,9 +17,9 @@ from redline.engine import indent, invisible, newlines
 from redline.engine.decode import Decoded, decode
 from redline.engine.diagnose import NOT_FOUND, not_found
 from redline.engine.diff import unified
-from redline.engine.errors import FileFormatError
+from redline.engine.errors import FileFormatError, MergeConflict, TooDifferent
 from redline.engine.match import CONFIDENCE, ChainResult, FileView, Span, find_all, match_chain
-from redline.engine.merge import MergeConflict, TooDifferent, adapt
+from redline.engine.merge import adapt
 from redline.engine.result import Failure, Match, Result, Status
 
 DEFAULT_THRESHOLD = 0.8

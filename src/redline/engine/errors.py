@@ -4,8 +4,11 @@
     ├── FileFormatError           a file's bytes cannot be edited as text
     │   ├── BinaryFileError       NUL bytes or no text encoding fits
     │   └── EncodingError         the edited text cannot be written back in the file's encoding
-    └── RequestError              a request is malformed (maps to status ``invalid``)
-        └── PatchSyntaxError      an apply_patch text breaks the format (engine.patch_parse)
+    ├── RequestError              a request is malformed (maps to status ``invalid``)
+    │   └── PatchSyntaxError      an apply_patch text breaks the format (engine.patch_parse)
+    └── MergeRefusal              a tolerant match cannot be applied without a guess
+        ├── MergeConflict         the edit changes text that differs in the file
+        └── TooDifferent          the block is another block, not the one quoted
 
 Each carries the data a caller needs to explain it; ``str(exc)`` is the
 user-facing message and says what to do next.
@@ -48,3 +51,26 @@ class RequestError(RedlineError):
     def __init__(self, message: str, field: str | None = None) -> None:
         self.field = field
         super().__init__(message)
+
+
+class MergeRefusal(RedlineError):
+    """A tolerant match that cannot be adapted without guessing (engine.merge)."""
+
+
+class MergeConflict(MergeRefusal):
+    """The edit changes text that differs in the file; nothing can be merged safely."""
+
+    def __init__(self, line: int, expected: str, found: str, reason: str = "") -> None:
+        super().__init__(reason or f"line {line + 1} of old_string differs in the file")
+        self.line = line  # 0-based line within old_string
+        self.expected = expected
+        self.found = found
+        self.reason = reason
+
+
+class TooDifferent(MergeRefusal):
+    """The block differs from old_string in more than one real line: it is another block."""
+
+    def __init__(self, drifted: int) -> None:
+        super().__init__(f"{drifted} lines differ in content")
+        self.drifted = drifted

@@ -173,6 +173,11 @@ def translate_punctuation(text: str) -> str:
     return text.translate(_PUNCTUATION_TABLE)
 
 
+def compact_key(text: str) -> str:
+    """``text`` with punctuation folded and every space gone: what it says, not its layout."""
+    return "".join(punctuation_key(text).split())
+
+
 def punctuation_key(text: str) -> str:
     """The punctuation-folded form of ``text`` (no map back)."""
     return _delete(text.translate(_PUNCTUATION_TABLE), _PUNCTUATION_STAGES)

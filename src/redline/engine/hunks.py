@@ -24,10 +24,10 @@ from functools import cached_property
 from itertools import pairwise
 
 from redline.engine import invisible
-from redline.engine.errors import RedlineError
+from redline.engine.errors import MergeConflict, RedlineError, TooDifferent
 from redline.engine.fold import punctuation_key
 from redline.engine.indent import Style, style
-from redline.engine.merge import MergeConflict, TooDifferent, adapt
+from redline.engine.merge import adapt
 from redline.engine.patch_parse import Hunk, HunkLine
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")

@@ -1,0 +1,73 @@
+"""Slips of the pen: two versions of a line that differ by a misspelt word or a
+dropped or doubled mark, not by what they say."""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+
+from redline.engine.fold import compact_key, translate_punctuation
+
+_WORDS = re.compile(r"\w+|[^\w\s]")
+_MAX_SLIP_PUNCTUATION = 2  # dropped or doubled ( ) , : on one line
+
+
+def slips_between(expected: str, found: str) -> list[tuple[str, str]] | None:
+    """The misspelt words of two versions of a line, or None if they really differ.
+
+    Whitespace and punctuation style are tolerated; so is a word with a slip of
+    one or two characters, and up to two dropped or doubled punctuation marks.
+    """
+    if "".join(expected.split()) == "".join(found.split()):
+        return []
+    a = _WORDS.findall(translate_punctuation(expected))
+    b = _WORDS.findall(translate_punctuation(found))
+    slips: list[tuple[str, str]] = []
+    punctuation = 0
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, False).get_opcodes():
+        if tag == "equal":
+            continue
+        if tag == "replace" and i2 - i1 == j2 - j1:
+            for x, y in zip(a[i1:i2], b[j1:j2], strict=True):
+                if not _typo(x, y):
+                    return None
+                slips.append((x, y))
+            continue
+        if tag == "replace":
+            return None
+        changed = a[i1:i2] + b[j1:j2]
+        if not all(_is_mark(tok) for tok in changed):
+            return None
+        punctuation += len(changed)
+    if punctuation > _MAX_SLIP_PUNCTUATION:
+        return None
+    return slips
+
+
+def punctuation_slip(expected: str, found: str) -> bool:
+    """The line differs by a dropped or doubled mark, not only by misspelt words."""
+    slips = slips_between(expected, found)
+    if slips is None:
+        return False
+    fixed = expected
+    for wrong, right in slips:
+        fixed = re.sub(rf"\b{re.escape(wrong)}\b", right, fixed)
+    return compact_key(fixed) != compact_key(found)
+
+
+def _is_mark(token: str) -> bool:
+    return token in "(),:;[]"
+
+
+def _typo(a: str, b: str) -> bool:
+    """A slip of one or two letters in a word; never a changed number or digit."""
+    if not (a.isidentifier() and b.isidentifier()):
+        return False
+    if [c for c in a if c.isdigit()] != [c for c in b if c.isdigit()]:
+        return False
+    if min(len(a), len(b)) < 4:
+        return False
+    from rapidfuzz.distance import OSA  # only tolerant matches get here
+
+    limit = 1 if max(len(a), len(b)) <= 8 else 2
+    return bool(OSA.distance(a, b) <= limit)

@@ -1,0 +1,338 @@
+"""The token-level merge of one line, and how the file writes the agent's tokens.
+
+A changed line is merged token by token (words, runs of whitespace, single
+marks): base is old_string's line, ours the file's, theirs new_string's. Changes
+to different tokens both apply; the same change on both sides applies once; a
+token changed two ways is a :class:`~redline.engine.errors.MergeConflict`.
+:class:`TokenMap` learns from the block's line pairs how the file writes the
+agent's tokens, so the text the agent adds is written the file's way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from redline.engine.errors import MergeConflict
+from redline.engine.fold import translate_punctuation
+
+TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+_WORD = re.compile(r"\w")
+
+_HALF_WIDTH = frozenset(",.:;!?()[]\"'")  # marks with a full-width twin
+_QUOTE_FAMILIES = {**dict.fromkeys("‘’‚‛", "single"), **dict.fromkeys("“”„‟", "double")}
+
+
+def _mark_class(mark: str) -> str:
+    """Typographic quotes go by family (an agent that curls one ’ curls every ‘ and ’);
+    other marks (an en dash, a full-width comma, a corner bracket) each alone."""
+    return _QUOTE_FAMILIES.get(mark, mark)
+
+
+def _contexts(toks: list[str]) -> list[str]:
+    """For each token, the context its mapping depends on.
+
+    A quote opens or closes (the file may write “ and ” for one "); other
+    punctuation next to CJK text is often written full-width while the code
+    beside it is not. A mark is mapped within its context, not alone.
+    """
+    wide = [any(ord(c) >= 0x2E80 for c in tok) for tok in toks]
+    solid = [k for k, tok in enumerate(toks) if not tok.isspace()]
+    out = [""] * len(toks)
+    seen = {"'": 0, '"': 0}  # quotes of each kind so far on the line: they alternate
+    for n, k in enumerate(solid):
+        kind = translate_punctuation(toks[k])
+        if kind in seen:
+            before = toks[k - 1][-1:] if k > 0 else ""
+            after = toks[k + 1][:1] if k + 1 < len(toks) else ""
+            if kind == "'" and before.isalnum() and after.isalnum():
+                out[k] = "apostrophe"
+            else:
+                out[k] = "close" if seen[kind] % 2 else "open"
+                seen[kind] += 1
+        elif (n > 0 and wide[solid[n - 1]]) or (n + 1 < len(solid) and wide[solid[n + 1]]):
+            out[k] = "wide"
+    return out
+
+
+class TokenMap:
+    """How the file writes each token of old_string, learnt over the whole block."""
+
+    def __init__(self, pairs: list[tuple[str, str, bool]], file_chars: frozenset[str]) -> None:
+        self.file_chars = file_chars
+        # How sure the block is of each renaming of a word: a line the edit keeps
+        # counts twice, a line it changes once (the agent may have meant that one).
+        self.evidence: Counter[tuple[str, str]] = Counter()
+        self.typographic: set[str] = set()  # classes of marks the agent typographised
+        self.half_width = False
+        self.targets: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for base, ours, kept in pairs:  # a line's text in old_string and in the file
+            a_toks = TOKEN.findall(base)
+            b_toks = TOKEN.findall(ours)
+            context = _contexts(a_toks)
+            for tag, i1, i2, j1, j2 in SequenceMatcher(None, a_toks, b_toks, False).get_opcodes():
+                # Only 1:1 correspondences say how the file writes a token; a token
+                # the agent added or dropped by a slip says nothing.
+                if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+                    for k in range(i2 - i1):
+                        x, y = a_toks[i1 + k], b_toks[j1 + k]
+                        if not x.isspace():
+                            self.targets[x, context[i1 + k]].add(y)
+                        if x != y and _WORD.match(x):
+                            self.evidence[x, context[i1 + k]] += 2 if kept else 1
+                        if x != y and not x.isascii() and translate_punctuation(x) == y:
+                            self.typographic.add(_mark_class(x))  # “ for the file's "
+                        if x != y and x.isascii() and translate_punctuation(y) == x:
+                            self.half_width = True  # , for the file's ，
+
+    def mapped(self, toks: list[str]) -> list[str | None]:
+        """Each token as the file writes it; None where the block writes it several ways."""
+        out: list[str | None] = []
+        for tok, context in zip(toks, _contexts(toks), strict=True):
+            targets = self.targets.get((tok, context))
+            if not targets and context == "wide" and self.half_width and tok in _HALF_WIDTH:
+                # The agent wrote half-width marks for the file's full-width ones, and
+                # adds this one beside CJK text: which width it means is a guess.
+                out.append(None)
+            elif not targets or tok.isspace():
+                out.append(self._unseen(tok))
+            elif len(targets) == 1:
+                target = next(iter(targets))
+                if target != tok and _WORD.match(tok) and self.evidence[tok, context] < 2:
+                    out.append(tok)  # one misspelling, on a line the edit rewrites: not enough
+                else:
+                    out.append(None if self._also_meant(tok, target) else target)
+            else:
+                # Written two ways in the block: a name someone renamed in one line,
+                # or a mark the file mixes (a hyphen and a dash) — which one is meant
+                # is a guess.
+                out.append(None)
+        return out
+
+    def _unseen(self, tok: str) -> str | None:
+        """A typographic mark the block does not show: its ASCII twin when the agent
+        wrote marks of its kind for the file's ASCII ones in this block."""
+        if tok.isascii() or len(tok) != 1:
+            return tok
+        twin = translate_punctuation(tok)
+        if twin == tok:
+            return tok
+        family = _mark_class(tok)
+        if family not in self.typographic:
+            # The agent curled the other family of quotes: whether it curled this
+            # one too, or means it, is a guess.
+            return (
+                None
+                if family in _QUOTE_FAMILIES.values()
+                and self.typographic
+                & {
+                    "single",
+                    "double",
+                }
+                else tok
+            )
+        return None if self._also_meant(tok, twin) else twin
+
+    def _also_meant(self, mark: str, twin: str) -> bool:
+        """The agent writes ``mark`` for the file's ``twin``, yet the file also uses
+        ``mark`` itself: whether an added one is a twin or meant is a guess."""
+        return mark != twin and not mark.isascii() and mark in self.file_chars
+
+    def carry(self, text: str, line: int) -> str:
+        """``text`` written the file's way, token by token (raises on a mixed mapping)."""
+        toks = TOKEN.findall(text)
+        return _joined(toks, self.mapped(toks), line, text)
+
+
+def _joined(toks: list[str], mapped: list[str | None], line: int, text: str) -> str:
+    out = []
+    for tok, m in zip(toks, mapped, strict=True):
+        if m is None:
+            raise MergeConflict(
+                line,
+                text,
+                "",
+                f"the file writes {tok!r} in more than one way in this block, and the edit adds it",
+            )
+        out.append(m)
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class _Hunk:
+    """Base tokens ``[start, end)`` become the other side's tokens ``[src, src_end)``."""
+
+    start: int
+    end: int
+    src: int
+    src_end: int
+    tokens: tuple[str, ...]
+    theirs: bool
+
+    @property
+    def pure(self) -> bool:
+        """Only inserts or only deletes."""
+        return self.start == self.end or not self.tokens
+
+    @property
+    def one_for_one(self) -> bool:
+        return self.end - self.start == len(self.tokens) == 1
+
+    def clashes(self, other: _Hunk, base: list[str]) -> bool:
+        if self.start < other.end and other.start < self.end:
+            return True
+        if self.end == other.start or other.end == self.start:
+            touch = self.end if self.end == other.start else self.start
+            if 0 < touch < len(base) and base[touch - 1] == base[touch]:
+                # Side by side inside a run of equal tokens (``))``, ``::``): which
+                # copy each side changed is a guess.
+                return True
+            if (self.pure or other.pure) and not (self.one_for_one or other.one_for_one):
+                # An insertion next to another insertion or a rewrite: where one
+                # ends and the other begins is a guess of the alignment.
+                return True
+        if self.start == self.end == other.start == other.end:
+            return True
+        insert, span = (self, other) if self.start == self.end else (other, self)
+        return insert.start == insert.end and span.start < insert.start < span.end
+
+
+def _hunks(a: list[str], b: list[str], theirs: bool) -> list[_Hunk]:
+    out: list[_Hunk] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, False).get_opcodes():
+        if tag == "equal":
+            continue
+        if tag == "replace" and i2 - i1 == j2 - j1:  # token for token: one hunk each
+            out.extend(
+                _Hunk(i1 + k, i1 + k + 1, j1 + k, j1 + k + 1, (b[j1 + k],), theirs)
+                for k in range(i2 - i1)
+                if a[i1 + k] != b[j1 + k]
+            )
+        else:
+            out.append(_slid(a, _Hunk(i1, i2, j1, j2, tuple(b[j1:j2]), theirs)))
+    return out
+
+
+def _slid(a: list[str], hunk: _Hunk) -> _Hunk:
+    """A pure insertion or deletion moved as far left as it can go, so that both
+    sides dropping (or doubling) one of two equal tokens make the same hunk."""
+    start, end, src, src_end, tokens = hunk.start, hunk.end, hunk.src, hunk.src_end, hunk.tokens
+    if start != end and not tokens:
+        while start > 0 and a[start - 1] == a[end - 1]:
+            start, end = start - 1, end - 1
+    elif start == end and tokens:
+        while start > 0 and src > 0 and a[start - 1] == tokens[-1]:
+            tokens = (a[start - 1], *tokens[:-1])
+            start, end, src, src_end = start - 1, end - 1, src - 1, src_end - 1
+    return _Hunk(start, end, src, src_end, tokens, hunk.theirs)
+
+
+def _subsumes(big: _Hunk, small: _Hunk) -> bool:
+    """``big`` already makes ``small``'s change: it writes ``small``'s tokens at the
+    same edge of the same place (the agent fixed the slip the file fixed, and more)."""
+    if not small.tokens or big.tokens == small.tokens:
+        return False
+    n = len(small.tokens)
+    if small.start == small.end:  # an insertion just before or after big
+        if big.end == small.start:
+            return big.tokens[-n:] == small.tokens
+        if big.start == small.start:
+            return big.tokens[:n] == small.tokens
+        return False
+    if big.start == small.start and small.end <= big.end:
+        return big.tokens[:n] == small.tokens
+    if big.end == small.end and small.start >= big.start:
+        return big.tokens[-n:] == small.tokens
+    return False
+
+
+def _format_only(a: list[str], hunk: _Hunk) -> bool:
+    """The hunk changes only how tokens are written, never which tokens there are."""
+    return _spelling("".join(a[hunk.start : hunk.end])) == _spelling("".join(hunk.tokens))
+
+
+_JOINING_SPACE = re.compile(r"(?<=\w)\s+(?=\w)")
+
+
+def _spelling(text: str) -> str:
+    """``text`` with marks folded and whitespace gone, except that a space between two
+    words stays: ``return item`` and ``returnitem`` are different tokens."""
+    marked = _JOINING_SPACE.sub("\x00", translate_punctuation(text))
+    return "".join(marked.split())
+
+
+def merge_tokens(base: str, ours: str, theirs: str, tokens: TokenMap, line: int) -> str:
+    """Token-level three-way merge of one line's text; a token changed two ways conflicts.
+
+    ``theirs`` is the agent's new line as sent: its tokens are first written the
+    file's way where the whole block says how (a word the agent misspells the
+    same way everywhere takes the file's spelling), so a slip the agent copied
+    into the new line merges with the file's fix of it.
+    """
+    a = TOKEN.findall(base)
+    sent = TOKEN.findall(theirs)
+    mapped = tokens.mapped(sent)
+    t = [m if m is not None else tok for tok, m in zip(sent, mapped, strict=True)]
+    hunks = sorted(
+        _hunks(a, TOKEN.findall(ours), False) + _hunks(a, t, True),
+        key=lambda h: (h.start, h.end),
+    )
+    chosen: list[_Hunk] = []
+    for hunk in hunks:
+        key = (hunk.start, hunk.end, hunk.tokens)
+        if any(c.theirs != hunk.theirs and (c.start, c.end, c.tokens) == key for c in chosen):
+            continue  # the same change on both sides
+        twin = next((c for c in chosen if c.theirs != hunk.theirs and _subsumes(c, hunk)), None)
+        if twin is not None:
+            continue  # both sides make this insertion; the other side's hunk carries it
+        twin = next((c for c in chosen if c.theirs != hunk.theirs and _subsumes(hunk, c)), None)
+        if twin is not None:
+            chosen[chosen.index(twin)] = hunk
+            continue
+        clash = next((c for c in chosen if c.theirs != hunk.theirs and c.clashes(hunk, a)), None)
+        if clash is None:
+            chosen.append(hunk)
+            continue
+        if (clash.start, clash.end, clash.tokens) == (hunk.start, hunk.end, hunk.tokens):
+            continue  # the same change on both sides
+        ours_hunk, theirs_hunk = (clash, hunk) if hunk.theirs else (hunk, clash)
+        if _format_only(a, ours_hunk):
+            # The file only writes those tokens another way (spacing, a quote
+            # style): the agent's change to them wins.
+            chosen[chosen.index(clash)] = theirs_hunk
+            continue
+        raise MergeConflict(line, base, ours)
+    merged = _emit_tokens(a, t, mapped, chosen, line, theirs)
+    if _balance(ours) == _balance(theirs) == 0 != _balance(merged):
+        # Both the file's line and the agent's new line close what they open;
+        # a merge that does not is a slip applied where the agent had fixed it.
+        raise MergeConflict(line, base, ours)
+    return merged
+
+
+def _balance(text: str) -> int:
+    return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+
+
+def _emit_tokens(
+    a: list[str],
+    t: list[str],
+    mapped: list[str | None],
+    chosen: list[_Hunk],
+    line: int,
+    theirs: str,
+) -> str:
+    out: list[str] = []
+    position = 0
+    for hunk in sorted(chosen, key=lambda h: (h.start, h.end)):
+        out.extend(a[position : hunk.start])
+        if hunk.theirs:
+            written = t[hunk.src : hunk.src_end]
+            out.append(_joined(written, mapped[hunk.src : hunk.src_end], line, theirs))
+        else:
+            out.extend(hunk.tokens)
+        position = hunk.end
+    out.extend(a[position:])
+    return "".join(out)

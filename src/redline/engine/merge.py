@@ -155,7 +155,11 @@ class _Merge:
         self.units = self._align()
         self._check_drift()
         self.partner = {u.old: u for u in self.units if u.old is not None}
-        kept = self._kept_lines()
+        # The line diff old_string → new_string: which lines the edit changes.
+        self.ops = SequenceMatcher(
+            None, [s.text for s in self.base], [s.text for s in self.theirs], False
+        ).get_opcodes()
+        kept = {i for tag, i1, i2, _, _ in self.ops if tag == "equal" for i in range(i1, i2)}
         self.tokens = TokenMap(
             [(self.base[i].body, self.ours[j].body, i in kept) for i, j in self._trusted_pairs()],
             self.file_chars,
@@ -203,14 +207,6 @@ class _Merge:
         if drifted > 1 or (drifted and drifted >= quoted):
             raise TooDifferent(drifted)  # another block, not this one with a changed line
 
-    def _kept_lines(self) -> set[int]:
-        """Lines of old_string that new_string keeps as they are."""
-        matcher = SequenceMatcher(
-            None, [s.text for s in self.base], [s.text for s in self.theirs], False
-        )
-        return {i for tag, i1, i2, _, _ in matcher.get_opcodes() if tag == "equal"
-                for i in range(i1, i2)}  # fmt: skip
-
     def _trusted_pairs(self) -> list[tuple[int, int]]:
         """(old line, file line) of the pairs that are the same line, give or take format."""
         return [
@@ -251,9 +247,6 @@ class _Merge:
     # -- emission ----------------------------------------------------------------
 
     def _emit(self) -> list[str]:
-        base_texts = [s.text for s in self.base]
-        their_texts = [s.text for s in self.theirs]
-        ops = SequenceMatcher(None, base_texts, their_texts, False).get_opcodes()
         out: list[str] = []
         # Lines only the file has, by the number of old_string lines before them.
         file_only: dict[int, list[int]] = defaultdict(list)
@@ -263,7 +256,7 @@ class _Merge:
                 position = unit.old + 1
             elif unit.file is not None:
                 file_only[position].append(unit.file)
-        for tag, i1, i2, j1, j2 in ops:
+        for tag, i1, i2, j1, j2 in self.ops:
             if tag == "equal":
                 for i in range(i1, i2):
                     out.extend(self.ours[j].text for j in file_only.pop(i, []))

@@ -7,7 +7,7 @@ import difflib
 from hypothesis import given
 from hypothesis import strategies as st
 
-from redline.engine.diff import CONTEXT, _shift, _terminated, unified
+from redline.engine.diff import CONTEXT, _shift, _terminated, unified, unified_spans
 
 
 def whole_file_unified(path: str, before: str, after: str) -> str:
@@ -80,3 +80,63 @@ def test_a_final_line_without_newline() -> None:
         "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n"
         "+c\n\\ No newline at end of file\n"
     )
+
+
+def _applied(before: str, diff: str) -> str:
+    """``before`` with a unified diff applied, read strictly (context must agree)."""
+    a = before.splitlines(keepends=True)
+    out: list[str] = []
+    at = 0
+    lines = diff.splitlines(keepends=True)[2:]
+    for n, line in enumerate(lines):
+        if line.startswith("@@"):
+            start, _, length = line[4 : line.index(" +")].partition(",")
+            first = int(start) - (1 if length != "0" else 0)
+            out += a[at:first]
+            at = first
+            continue
+        if line.startswith("\\"):
+            continue  # "no newline at end of file": the line before it lacks one
+        no_newline = n + 1 < len(lines) and lines[n + 1].startswith("\\")
+        text = line[1:][:-1] if no_newline else line[1:]
+        if line[0] in " -":
+            assert a[at] == text, (a[at], text)
+            at += 1
+        if line[0] in " +":
+            out.append(text)
+    return "".join(out + a[at:])
+
+
+_LINES = st.sampled_from(["a", "b", "def f():", "    return 1", "", "x = 1", "x = 2"])
+
+
+@st.composite
+def _batch_edits(draw: st.DrawFn) -> tuple[str, str, list[tuple[int, int, int]]]:
+    text = "".join(line + "\n" for line in draw(st.lists(_LINES, min_size=1, max_size=80)))
+    if draw(st.booleans()):
+        text = text.rstrip("\n")
+    cuts = sorted(draw(st.sets(st.integers(0, len(text)), max_size=10)))
+    spans: list[tuple[int, int, int]] = []
+    pieces: list[str] = []
+    pos = 0
+    for start, end in zip(cuts[::2], cuts[1::2], strict=False):
+        new = draw(st.sampled_from(["", "Z\n", "q", "new\nmore\n", text[start:end].upper()]))
+        pieces += [text[pos:start], new]
+        spans.append((start, end, len(new)))
+        pos = end
+    return text, "".join([*pieces, text[pos:]]), spans
+
+
+@given(_batch_edits())
+def test_a_diff_of_known_spans_turns_the_old_text_into_the_new(
+    edit: tuple[str, str, list[tuple[int, int, int]]],
+) -> None:
+    before, after, spans = edit
+    diff = unified_spans("f", before, after, spans)
+    assert (diff == "") == (before == after)
+    assert _applied(before, diff) == after
+
+
+def test_a_diff_of_one_span_is_the_diff_of_the_texts() -> None:
+    before, after = "a\nb\nc\n", "a\nB\nc\n"
+    assert unified_spans("f", before, after, [(2, 3, 1)]) == unified("f", before, after)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 
 _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 # Line boundaries ``str.splitlines`` knows besides "\n"; a text holding one takes
 # the general path, which splits both texts whole.
 _OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 CONTEXT = 3
+Opcode = tuple[str, int, int, int, int]
 _GALLOP = 256  # characters compared in one step at first, doubling while they agree
 
 
@@ -28,6 +30,103 @@ def unified(path: str, before: str, after: str) -> str:
         _terminated(a_slice), _terminated(b_slice), f"a/{path}", f"b/{path}", n=CONTEXT
     )
     return "".join(_shift(line, lo) for line in lines)
+
+
+def unified_spans(path: str, before: str, after: str, spans: Sequence[tuple[int, int, int]]) -> str:
+    """:func:`unified` for an edit whose replacements are known: ``before[start:end]``
+    became ``length`` characters of ``after`` for each ``(start, end, length)``, in
+    order. Only the lines the spans touch are compared, however far apart they are
+    (a batch of edits across a long file)."""
+    if len(spans) < 2 or _other_breaks(before) or _other_breaks(after):
+        return unified(path, before, after)  # one span: the changed region is the span
+    if before == after:
+        return ""
+    a = _terminated(before.splitlines(keepends=True))
+    b = _terminated(after.splitlines(keepends=True))
+    codes: list[Opcode] = []
+    ia = ib = 0  # lines of a and b up to which codes are made
+    for a1, a2, b1, b2 in _blocks(before, after, spans, len(a), len(b)):
+        if a1 > ia:
+            codes.append(("equal", ia, a1, ib, b1))
+        matcher = difflib.SequenceMatcher(None, a[a1:a2], b[b1:b2], False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal" and codes and codes[-1][0] == "equal":
+                _, x1, _, y1, _ = codes.pop()
+                codes.append(("equal", x1, a1 + i2, y1, b1 + j2))
+            else:
+                codes.append((tag, a1 + i1, a1 + i2, b1 + j1, b1 + j2))
+        ia, ib = a2, b2
+    if ia < len(a):
+        if codes and codes[-1][0] == "equal":
+            _, x1, _, y1, _ = codes.pop()
+            codes.append(("equal", x1, len(a), y1, len(b)))
+        else:
+            codes.append(("equal", ia, len(a), ib, len(b)))
+    out = [f"--- a/{path}\n", f"+++ b/{path}\n"]
+    for group in _grouped(codes, CONTEXT):
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n")
+        for kind, i1, i2, j1, j2 in group:
+            if kind == "equal":
+                out += [" " + line for line in a[i1:i2]]
+                continue
+            out += ["-" + line for line in a[i1:i2]]
+            out += ["+" + line for line in b[j1:j2]]
+    return "".join(out)
+
+
+def _grouped(codes: list[Opcode], n: int) -> list[list[Opcode]]:
+    """Hunks of opcodes with ``n`` lines of context, as ``difflib`` groups its own."""
+    codes = list(codes)
+    if codes[0][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[0]
+        codes[0] = tag, max(i1, i2 - n), i2, max(j1, j2 - n), j2
+    if codes[-1][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[-1]
+        codes[-1] = tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)
+    groups: list[list[Opcode]] = []
+    group: list[Opcode] = []
+    for tag, i1, i2, j1, j2 in codes:
+        if tag == "equal" and i2 - i1 > 2 * n:
+            group.append((tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)))
+            groups.append(group)
+            group = []
+            i1, j1 = max(i1, i2 - n), max(j1, j2 - n)
+        group.append((tag, i1, i2, j1, j2))
+    if group and not (len(group) == 1 and group[0][0] == "equal"):
+        groups.append(group)
+    return groups
+
+
+def _blocks(
+    before: str, after: str, spans: Sequence[tuple[int, int, int]], a_len: int, b_len: int
+) -> list[tuple[int, int, int, int]]:
+    """The line ranges ``(a1, a2, b1, b2)`` the spans touch, merged where they meet."""
+    blocks: list[tuple[int, int, int, int]] = []
+    a_pos = a_line = b_pos = b_line = 0
+    shift = 0  # characters after minus before, from the spans so far
+    for start, end, length in spans:
+        a_line += before.count("\n", a_pos, start)
+        b_start = start + shift
+        b_line += after.count("\n", b_pos, b_start)
+        a_pos, b_pos = start, b_start
+        a2 = min(a_line + before.count("\n", start, end) + 1, a_len)
+        b2 = min(b_line + after.count("\n", b_start, b_start + length) + 1, b_len)
+        a1, b1 = a_line, b_line
+        if blocks and a1 <= blocks[-1][1]:
+            p1, p2, q1, q2 = blocks.pop()
+            a1, a2, b1, b2 = p1, max(a2, p2), q1, max(b2, q2)
+        blocks.append((a1, a2, b1, b2))
+        shift += length - (end - start)
+    return blocks
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk header's range, as ``difflib.unified_diff`` writes it."""
+    length = stop - start
+    if length == 1:
+        return f"{start + 1}"
+    return f"{start + 1 if length else start},{length}"
 
 
 def _other_breaks(text: str) -> bool:

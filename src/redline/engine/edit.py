@@ -16,7 +16,7 @@ from typing import Literal
 from redline.engine import indent, invisible, newlines
 from redline.engine.decode import Decoded, decode
 from redline.engine.diagnose import NOT_FOUND, not_found
-from redline.engine.diff import unified
+from redline.engine.diff import unified_spans
 from redline.engine.errors import FileFormatError, MergeConflict, TooDifferent
 from redline.engine.match import CONFIDENCE, ChainResult, FileView, Span, find_all, match_chain
 from redline.engine.merge import adapt
@@ -411,5 +411,7 @@ def _write(
     if new_text == text:
         result.status = "no_change"
         return EditOutcome(result, None)
-    result.diff = unified(path, text, new_text)
+    ordered = sorted(replacements, key=lambda r: r.span.start)
+    spans = [(r.span.start, r.span.end, len(r.text)) for r in ordered]
+    result.diff = unified_spans(path, text, new_text, spans)
     return EditOutcome(result, data)

@@ -135,14 +135,17 @@ def refuse_links(root: Path, relative: str) -> None:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` via a temporary file in the same directory, mode kept."""
+    """Replace ``path`` with ``data`` via a temporary file in the same directory, mode kept.
+
+    A process killed at any point leaves the old file or the new one, never half
+    of one. Like git's own worktree writes (and redline's git mode) the file is
+    not fsynced: what survives a power cut is the file system's to say.
+    """
     mode = path.stat().st_mode & 0o7777 if path.exists() else _new_file_mode()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".redline-tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:

@@ -95,15 +95,7 @@ def test_applying_an_edit_loads_no_git_or_watcher(env: dict[str, str], tmp_path:
     an exact edit loads none of the tolerant tiers' numeric libraries."""
     (tmp_path / "a.py").write_text("x = 1\n")
     request = {"tool": "edit", "path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}
-    proc = subprocess.run(
-        [redline_script(), "apply"],
-        input=json.dumps(request),
-        capture_output=True,
-        text=True,
-        env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
-        cwd=tmp_path,
-        timeout=60,
-    )
+    proc = _apply_with_import_times(request, env, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "applied"
     imported = _imported_packages(proc.stderr)
@@ -116,15 +108,22 @@ def test_a_malformed_request_is_explained_by_the_wire_format(
     env: dict[str, str], tmp_path: Path
 ) -> None:
     request = {"tool": "edit", "path": "a.py", "old_string": 1, "new_string": "x = 2"}
-    proc = subprocess.run(
+    proc = _apply_with_import_times(request, env, tmp_path)
+    assert proc.returncode == 2
+    assert json.loads(proc.stdout)["error"].startswith("invalid request: old_string: ")
+    assert "pydantic" in _imported_packages(proc.stderr)
+
+
+def _apply_with_import_times(
+    request: dict[str, object], env: dict[str, str], cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """``redline apply`` on one request, with Python's import times on stderr."""
+    return subprocess.run(
         [redline_script(), "apply"],
         input=json.dumps(request),
         capture_output=True,
         text=True,
         env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
-        cwd=tmp_path,
+        cwd=cwd,
         timeout=60,
     )
-    assert proc.returncode == 2
-    assert json.loads(proc.stdout)["error"].startswith("invalid request: old_string: ")
-    assert "pydantic" in _imported_packages(proc.stderr)

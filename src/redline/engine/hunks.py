@@ -6,7 +6,9 @@ does not move that point). The passes
 exact → trailing whitespace ignored → surrounding whitespace ignored take the
 first occurrence; then, as a separate step, punctuation/space folding must
 match exactly one place. Context lines keep the file's bytes; only '-' lines
-are removed and '+' lines added. Added lines take the file's newline style; in
+are removed and '+' lines added — adapted to the file's format (indentation by
+depth, marks) when the hunk was placed with tolerance, as an edit's are, or
+refused where that is a guess. Added lines take the file's newline style; in
 a mixed file a line that replaces a removed line takes that line's ending, and
 a pure addition the ending of the line that follows it (at the end of the file,
 of the line before it). The updated file always ends with a newline.

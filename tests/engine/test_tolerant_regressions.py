@@ -329,3 +329,59 @@ def test_a_file_without_a_final_newline_keeps_it_off_after_a_tolerant_edit() -> 
     assert applied(text, "  def f():\n      return 1\n", "  def f():\n      return 2\n") == (
         "def f():\n    return 2"
     )
+
+
+# Found by an adversarial review of the tolerant tiers.
+
+
+def test_a_typed_curly_triple_quote_is_written_as_the_files_straight_one() -> None:
+    got = applied('"""\nx\n', '“”"\nx\n', '“”"  # note\nx\n')
+    assert got == '"""  # note\nx\n'
+
+
+def test_spaces_in_front_of_a_files_tabs_shift_them_not_stop_them() -> None:
+    text = "func f() {\n\ta := 1\n\tb := 2\n}\n"
+    got = applied(text, "  func f() {\n  \ta := 1\n", "  func f() {\n  \ta := 1\n  \t\tc := 3\n")
+    assert got == "func f() {\n\ta := 1\n\t\tc := 3\n\tb := 2\n}\n"
+
+
+def test_a_one_line_dedent_off_by_two_is_a_shift_not_a_scale() -> None:
+    text = "def f(x):\n    if x:\n        return 1\n    return 2\n"
+    got = applied(text, "          return 1\n", "  return 1\n")
+    assert got == "def f(x):\n    if x:\nreturn 1\n    return 2\n"
+
+
+def test_a_duplicated_line_is_the_files_copy_with_its_alignment() -> None:
+    text = 'all:\n\t$(CC) -o foo   foo.c\n\t@echo "built foo"\n'
+    old = '\t$(CC) -o foo foo.c\n\t@echo "built foo"\n'
+    new = '\t$(CC) -o foo foo.c\n\t$(CC) -o foo foo.c\n\t@echo "built foo"\n'
+    assert applied(text, old, new) == (
+        'all:\n\t$(CC) -o foo   foo.c\n\t$(CC) -o foo   foo.c\n\t@echo "built foo"\n'
+    )
+
+
+def test_a_rewritten_single_token_line_keeps_the_files_trailing_whitespace() -> None:
+    assert applied("x\t\n", "x    \n", "y    \n") == "y\t\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "old", "new", "expected"),
+    [
+        (
+            "def f(x):\n    if x:\n        return 1\n    return 2\n",
+            "          return 1\n",
+            "      return 1\n",
+            "def f(x):\n    if x:\n    return 1\n    return 2\n",
+        ),
+        (
+            "clean:\n\trm -f foo bar\n",
+            "    rm -f foo bar\n",
+            "rm -f foo bar\n",
+            "clean:\nrm -f foo bar\n",
+        ),
+    ],
+)
+def test_new_string_inside_the_line_old_string_matches_is_not_already_applied(
+    text: str, old: str, new: str, expected: str
+) -> None:
+    assert applied(text, old, new) == expected

@@ -74,7 +74,7 @@ def _landed(text: str, item: EditItem, chain: ChainResult) -> Literal["yes", "no
     """
     new = item.new_string
     found = find_all(text, new) if new.strip() else []
-    if len(found) != 1:
+    if len(found) != 1 or not _whole_lines(text, found[0], new):
         return "no"
     from redline.engine.similarity import ratio  # only when old_string is not exact
 
@@ -92,6 +92,14 @@ def _landed(text: str, item: EditItem, chain: ChainResult) -> Literal["yes", "no
         if ratio(new, matched) <= ratio(item.old_string, matched):
             return "no"
     return verdict
+
+
+def _whole_lines(text: str, pos: int, new: str) -> bool:
+    """new_string found at ``pos`` stands as it would have been written: a line-
+    terminated or indented new_string starts a line there, never inside one."""
+    if not (new.endswith("\n") or new[:1] in (" ", "\t")):
+        return True
+    return pos == 0 or text[pos - 1] == "\n"
 
 
 class _Refused(Exception):

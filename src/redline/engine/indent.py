@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import pairwise
@@ -31,7 +31,9 @@ def indentation(line: str) -> str:
 
 
 def width(indent: str) -> int:
-    return len(indent.expandtabs(TAB))
+    """Columns of an indentation, a tab counting ``TAB`` wherever it stands (spaces
+    an agent puts in front of a file's tabs shift them; they are not tab stops)."""
+    return indent.count("\t") * TAB + indent.count(" ")
 
 
 @dataclass(frozen=True)
@@ -94,14 +96,14 @@ def _identity(indent: str) -> str | None:
 
 def fit(
     pairs: list[tuple[str, str]],
-    agent_indents: Iterable[str],
+    agent_blocks: Iterable[Sequence[str]],
     file_style: Style,
 ) -> Reindent | None:
     """The mapping agent indentation → file indentation, or None if none fits.
 
     ``pairs`` are (old_string indentation, file indentation) of corresponding
-    lines; ``agent_indents`` every indentation the agent wrote (old and new),
-    used to learn its step when the pairs show a single depth; ``file_style``
+    lines; ``agent_blocks`` the indentation of old_string's and of new_string's
+    lines, used to learn the agent's step when the pairs show a single depth; ``file_style``
     the file's own step and character (see :func:`style`).
     """
     if all(a == f for a, f in pairs):
@@ -119,7 +121,7 @@ def fit(
         other = next(c for c in columns if c[0] != base_a)
         scale = Fraction(other[1] - base_f, other[0] - base_a)
     else:
-        learnt = _scale_from_steps(agent_indents, file_style.step, file_tabs)
+        learnt = _scale_from_steps(agent_blocks, file_style.step, file_tabs)
         if learnt is None:
             return _only_known(pairs)
         scale = learnt
@@ -140,12 +142,17 @@ def _tabs_then_spaces(indent: str) -> bool:
 
 
 def _scale_from_steps(
-    agent_indents: Iterable[str], step_hint: int | None, tabs: bool
+    agent_blocks: Iterable[Sequence[str]], step_hint: int | None, tabs: bool
 ) -> Fraction | None:
     """File columns per agent column, from the two steps; None when the agent indents
-    by a step people do not use (its depths may be scaled, which a shift would miss)."""
-    agent = sorted({width(i) for i in agent_indents})
-    gaps: Counter[int] = Counter(b - a for a, b in pairwise(agent))
+    by a step people do not use (its depths may be scaled, which a shift would miss).
+
+    The agent's step is how far one of its lines goes in or out from the line before
+    it, within old_string or within new_string (not between the two)."""
+    gaps: Counter[int] = Counter()
+    for block in agent_blocks:
+        columns = [width(i) for i in block]
+        gaps.update(abs(b - a) for a, b in pairwise(columns) if b != a)
     agent_step = _usual(gaps)
     if agent_step is None:
         return None if gaps else Fraction(1)

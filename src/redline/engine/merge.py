@@ -166,6 +166,7 @@ class _Merge:
         )
         self.reindent = self._fit_indentation()
         self.extra_trailing = self._trailing_model()
+        self.copies = self._copies()
         return LF.join(self._emit())
 
     # -- alignment ---------------------------------------------------------------
@@ -223,7 +224,10 @@ class _Merge:
             for i, j in self._trusted_pairs()
             if self.base[i].full_start and not self.base[i].blank
         ]
-        agent = [s.indent for s in (*self.base, *self.theirs) if s.full_start and not s.blank]
+        agent = [
+            [s.indent for s in text if s.full_start and not s.blank]
+            for text in (self.base, self.theirs)
+        ]
         return indent.fit(pairs, agent, self.style or indent.Style())
 
     def _trailing_model(self) -> str:
@@ -340,7 +344,24 @@ class _Merge:
         if t.blank:
             return self._blank(t)
         lead = self._map_indent(t, line) if t.full_start else ""
+        copied = self.copies.get(t.body)
+        if copied is not None:
+            # A copy of a line old_string quotes (a duplicated or moved line): the
+            # file's text of that line, as the exact request would have copied it.
+            return lead + copied.body + copied.trail
         return lead + self.tokens.carry(t.body, line) + self._trail(t)
+
+    def _copies(self) -> dict[str, Seg]:
+        """The file's version of each quoted line's text, where all agree on it."""
+        seen: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        for i, j in self._trusted_pairs():
+            if not self.base[i].blank and self.base[i].full_start and self.ours[j].full_start:
+                seen[self.base[i].body].add((self.ours[j].body, self.ours[j].trail))
+        return {
+            body: Seg("", *next(iter(files)), True)
+            for body, files in seen.items()
+            if len(files) == 1
+        }
 
     def _flat_quote(self) -> bool:
         return all(not s.indent for s in self.base if s.full_start and not s.blank)
@@ -426,7 +447,10 @@ def _pair_similar(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
 
 
 def _pair_edited(base: list[Seg], theirs: list[Seg]) -> dict[int, int]:
-    """Which line of the changed region of old_string each new line edits (by position)."""
+    """Which line of the changed region of old_string each new line edits: line for
+    line when the region keeps its length, else by similarity."""
+    if len(base) == len(theirs):
+        return {k: k for k in range(len(base))}
     keys_a = [s.body.strip() for s in base]
     keys_b = [s.body.strip() for s in theirs]
     return {j: i for i, j in _pair_similar(keys_a, keys_b)}

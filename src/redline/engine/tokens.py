@@ -72,7 +72,7 @@ class TokenMap:
             a_toks = TOKEN.findall(base)
             b_toks = TOKEN.findall(ours)
             context = _contexts(a_toks)
-            for tag, i1, i2, j1, j2 in SequenceMatcher(None, a_toks, b_toks, False).get_opcodes():
+            for tag, i1, i2, j1, j2 in aligned(a_toks, b_toks):
                 # Only 1:1 correspondences say how the file writes a token; a token
                 # the agent added or dropped by a slip says nothing.
                 if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
@@ -199,9 +199,22 @@ class _Hunk:
         return insert.start == insert.end and span.start < insert.start < span.end
 
 
+def aligned(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """Token opcodes with quotes, dashes and full-width marks folded, so that curly
+    quotes line up with straight ones mark for mark (a "replace" of equal length)."""
+    ka = [translate_punctuation(tok) for tok in a]
+    kb = [translate_punctuation(tok) for tok in b]
+    out: list[tuple[str, int, int, int, int]] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, ka, kb, False).get_opcodes():
+        if tag == "equal" and a[i1:i2] != b[j1:j2]:
+            tag = "replace"
+        out.append((tag, i1, i2, j1, j2))
+    return out
+
+
 def _hunks(a: list[str], b: list[str], theirs: bool) -> list[_Hunk]:
     out: list[_Hunk] = []
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, False).get_opcodes():
+    for tag, i1, i2, j1, j2 in aligned(a, b):
         if tag == "equal":
             continue
         if tag == "replace" and i2 - i1 == j2 - j1:  # token for token: one hunk each

@@ -385,3 +385,16 @@ def test_new_string_inside_the_line_old_string_matches_is_not_already_applied(
     text: str, old: str, new: str, expected: str
 ) -> None:
     assert applied(text, old, new) == expected
+
+
+def test_a_whitespace_only_edit_whose_new_text_is_already_there_is_not_guessed() -> None:
+    # Dedent by two, quoted two spaces in: the file reads as new_string already,
+    # but the edit would still change it. Retry or not is a guess: refused.
+    text = "SELECT 1\n  AND u.created_at > '2020-01-01'\n"
+    out = edit(text, "    AND u.created_at > '2020-01-01'\n", "  AND u.created_at > '2020-01-01'\n")
+    assert (out.result.status, out.data) == ("ambiguous", None)
+
+
+def test_a_whitespace_only_edit_the_file_already_reads_as_is_no_change() -> None:
+    out = edit("def f():\n    return 1\n", "    return  1\n", "    return 1\n")
+    assert (out.result.status, out.data) == ("no_change", None)

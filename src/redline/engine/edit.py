@@ -62,7 +62,10 @@ class _AlreadyApplied(Exception):
     pass
 
 
-def _landed(text: str, item: EditItem, chain: ChainResult) -> Literal["yes", "no", "unclear"]:
+Landed = Literal["yes", "no", "unclear", "unless_no_change"]
+
+
+def _landed(text: str, item: EditItem, chain: ChainResult) -> Landed:
     """old_string is not in the file as sent, new_string is, once, and no tolerant
     match of old_string says the edit is still to be made: the edit has landed.
 
@@ -79,10 +82,18 @@ def _landed(text: str, item: EditItem, chain: ChainResult) -> Literal["yes", "no
     from redline.engine.similarity import ratio  # only when old_string is not exact
 
     here = Span(found[0], found[0] + len(new), 1.0)
-    verdict: Literal["yes", "no", "unclear"] = "yes"
+    verdict: Landed = "yes"
+    tolerant = chain.match_type not in (None, "fuzzy", "line_fuzzy")
+    if chain.match_type == "whitespace" and "".join(item.old_string.split()) == "".join(
+        new.split()
+    ):
+        # An edit of whitespace only, where old_string matches with whitespace
+        # tolerance: the file reads the same whether it landed or is still to make,
+        # unless making it leaves the file as it is.
+        return "unless_no_change"
     for span in chain.spans:
         if not span.overlaps(here):
-            if chain.match_type not in ("fuzzy", "line_fuzzy"):
+            if tolerant:
                 verdict = "unclear"
             continue
         inside = min(span.end, here.end) - max(span.start, here.start)
@@ -172,15 +183,7 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
         # A retry after a lost answer: old_string is gone and new_string is there.
         raise _AlreadyApplied
     if landed == "unclear":
-        line = view.line_of(find_all(view.text, item.new_string)[0]) + 1
-        where = ", ".join(str(view.line_of(s.start) + 1) for s in chain.spans)
-        raise _Refused(
-            "ambiguous",
-            f"old_string is not in the file as sent, and new_string is (line {line}): if this "
-            f"is a retry, the edit has landed; but old_string also matches with "
-            f"{chain.match_type} tolerance at line {where}. Re-read the file, then send the "
-            "edit again with the file's exact text if it is still to be made",
-        )
+        raise _retry_or_not(view, item, chain)
     if chain.match_type in (None, "fuzzy", "line_fuzzy"):
         escaped = _escaped(view.text, item)
         if escaped is not None:
@@ -217,7 +220,21 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
         # The edit changes text that differs in the file: someone changed it
         # since it was read. Say so instead of guessing.
         raise _Refused("no_match", not_found(view, old, span, conflict=conflict)) from None
+    if landed == "unless_no_change" and adapted != matched:
+        raise _retry_or_not(view, item, chain)
     return _Replacement(span, adapted, chain.match_type)
+
+
+def _retry_or_not(view: FileView, item: EditItem, chain: ChainResult) -> _Refused:
+    line = view.line_of(find_all(view.text, item.new_string)[0]) + 1
+    where = ", ".join(str(view.line_of(s.start) + 1) for s in chain.spans)
+    return _Refused(
+        "ambiguous",
+        f"old_string is not in the file as sent, and new_string is (line {line}): if this "
+        f"is a retry, the edit has landed; but old_string also matches with "
+        f"{chain.match_type} tolerance at line {where}. Re-read the file, then send the "
+        "edit again with the file's exact text if it is still to be made",
+    )
 
 
 _ESCAPE = re.compile(r"\\([nt'\"\\])")

@@ -398,3 +398,24 @@ def test_a_whitespace_only_edit_whose_new_text_is_already_there_is_not_guessed()
 def test_a_whitespace_only_edit_the_file_already_reads_as_is_no_change() -> None:
     out = edit("def f():\n    return 1\n", "    return  1\n", "    return 1\n")
     assert (out.result.status, out.data) == ("no_change", None)
+
+
+def test_a_deletion_across_curly_quoted_keys_keeps_the_files_quotes_whole() -> None:
+    text = 'edits = profile["20k"]["shipped"]["edits"]\n'
+    got = applied(
+        text, "edits = profile[“20k”][“shipped”][“edits”]\n", "edits = profile[“20k”][“edits”]\n"
+    )
+    assert got == 'edits = profile["20k"]["edits"]\n'
+
+
+def test_a_line_quoted_with_a_dropped_colon_and_moved_into_new_code_refuses() -> None:
+    text = (
+        "def run(request):\n    if isinstance(request, PatchRequest):\n"
+        "        return patch(request)\n    return edit(request)\n"
+    )
+    old = "    if isinstance(request, PatchRequest)\n        return patch(request)\n"
+    new = (
+        "    result = (\n        patch(request)\n        if isinstance(request, PatchRequest)\n"
+        "        else edit(request)\n    )\n    return result\n"
+    )
+    refused(text, old, new)

@@ -321,12 +321,14 @@ class _Merge:
             lead = o.indent
         else:
             lead = self._map_indent(t, line)
+        rewritten = reshaped or (t.body != b.body and ratio(b.body, t.body) < _REWRITE)
+        if rewritten and punctuation_slip(b.body, o.body):
+            # The agent rewrites a line it quoted with a dropped or doubled mark, or
+            # reshapes the lines around it: whether the file's mark belongs in the
+            # new text, and where, is a guess.
+            raise MergeConflict(line, b.text, o.text)
         if t.body == b.body:
             body = o.body
-        elif (reshaped or ratio(b.body, t.body) < _REWRITE) and punctuation_slip(b.body, o.body):
-            # The agent rewrites a line it quoted with a dropped or doubled mark, or
-            # reshapes the lines around it: where the file's mark goes is a guess.
-            raise MergeConflict(line, b.text, o.text)
         else:
             if o.body == b.body:
                 body = self.tokens.carry(t.body, line)

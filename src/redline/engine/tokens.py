@@ -304,17 +304,19 @@ def merge_tokens(base: str, ours: str, theirs: str, tokens: TokenMap, line: int)
         if twin is not None:
             chosen[chosen.index(twin)] = hunk
             continue
-        clash = next((c for c in chosen if c.theirs != hunk.theirs and c.clashes(hunk, a)), None)
-        if clash is None:
+        clashes = [c for c in chosen if c.theirs != hunk.theirs and c.clashes(hunk, a)]
+        if not clashes:
             chosen.append(hunk)
             continue
-        if (clash.start, clash.end, clash.tokens) == (hunk.start, hunk.end, hunk.tokens):
-            continue  # the same change on both sides
-        ours_hunk, theirs_hunk = (clash, hunk) if hunk.theirs else (hunk, clash)
-        if _format_only(a, ours_hunk):
+        group = [*clashes, hunk]
+        ours_hunks = [h for h in group if not h.theirs]
+        theirs_hunks = [h for h in group if h.theirs]
+        if len(theirs_hunks) == 1 and all(_format_only(a, h) for h in ours_hunks):
             # The file only writes those tokens another way (spacing, a quote
-            # style): the agent's change to them wins.
-            chosen[chosen.index(clash)] = theirs_hunk
+            # style): the agent's change to them wins, once.
+            chosen = [c for c in chosen if c not in ours_hunks]
+            if theirs_hunks[0] not in chosen:
+                chosen.append(theirs_hunks[0])
             continue
         raise MergeConflict(line, base, ours)
     merged = _emit_tokens(a, t, mapped, chosen, line, theirs)

@@ -224,8 +224,21 @@ def _hunks(a: list[str], b: list[str], theirs: bool) -> list[_Hunk]:
                 if a[i1 + k] != b[j1 + k]
             )
         else:
-            out.append(_slid(a, _Hunk(i1, i2, j1, j2, tuple(b[j1:j2]), theirs)))
-    return out
+            out.append(_Hunk(i1, i2, j1, j2, tuple(b[j1:j2]), theirs))
+    return [_slid_clear(a, hunk, out) for hunk in out]
+
+
+def _slid_clear(a: list[str], hunk: _Hunk, side: list[_Hunk]) -> _Hunk:
+    """The hunk slid left (see :func:`_slid`), unless it would run into another hunk
+    of the same side."""
+    slid = _slid(a, hunk)
+    if slid == hunk:
+        return hunk
+    others = [h for h in side if h is not hunk]
+    lo, hi = slid.start, hunk.end
+    if any((h.start < hi and lo < h.end) or lo <= h.start < hi for h in others):
+        return hunk
+    return slid
 
 
 def _slid(a: list[str], hunk: _Hunk) -> _Hunk:

@@ -155,7 +155,7 @@ def _scale_from_steps(
         gaps.update(abs(b - a) for a, b in pairwise(columns) if b != a)
     agent_step = _usual(gaps)
     if agent_step is None:
-        return None if gaps else Fraction(1)
+        return None  # no step, or one people do not use: shift or scale is a guess
     file_step_ = TAB if tabs else step_hint
     return Fraction(1) if file_step_ is None else Fraction(file_step_, agent_step)
 

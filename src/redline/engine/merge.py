@@ -305,7 +305,7 @@ class _Merge:
             b = pairs.get(k)
             partner = self.partner[i1 + b].file if b is not None else None
             if b is None or partner is None:
-                out.append(self._insert(seg, j1 + k))
+                out.append(self._insert(seg, j1 + k, self._in_place_of(i1, i2, j2 - j1, k)))
                 continue
             reshaped = i2 - i1 != j2 - j1
             base, ours = self.base[i1 + b], self.ours[partner]
@@ -342,9 +342,22 @@ class _Merge:
             trail = self._trail(t)
         return lead + body + trail
 
-    def _insert(self, t: Seg, line: int) -> str:
+    def _in_place_of(self, i1: int, i2: int, count: int, k: int) -> tuple[Seg, Seg] | None:
+        """The quoted line (and the file's) that new line ``k`` of a region of as many
+        lines replaces, line for line."""
+        if i2 - i1 != count:
+            return None
+        partner = self.partner[i1 + k].file
+        return None if partner is None else (self.base[i1 + k], self.ours[partner])
+
+    def _insert(self, t: Seg, line: int, replaces: tuple[Seg, Seg] | None = None) -> str:
         if t.blank:
             return self._blank(t)
+        if replaces is not None and t.trail == replaces[0].trail:
+            # A line rewritten in place keeps the file's trailing whitespace there.
+            t = Seg(t.indent, t.body, replaces[1].trail, t.full_start)
+            lead = self._map_indent(t, line) if t.full_start else ""
+            return lead + self.tokens.carry(t.body, line) + t.trail
         lead = self._map_indent(t, line) if t.full_start else ""
         copied = self.copies.get(t.body)
         if copied is not None:
@@ -449,10 +462,7 @@ def _pair_similar(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
 
 
 def _pair_edited(base: list[Seg], theirs: list[Seg]) -> dict[int, int]:
-    """Which line of the changed region of old_string each new line edits: line for
-    line when the region keeps its length, else by similarity."""
-    if len(base) == len(theirs):
-        return {k: k for k in range(len(base))}
+    """Which line of the changed region of old_string each new line edits (by similarity)."""
     keys_a = [s.body.strip() for s in base]
     keys_b = [s.body.strip() for s in theirs]
     return {j: i for i, j in _pair_similar(keys_a, keys_b)}

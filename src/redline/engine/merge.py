@@ -462,9 +462,14 @@ def _pair_similar(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
 
 
 def _pair_edited(base: list[Seg], theirs: list[Seg]) -> dict[int, int]:
-    """Which line of the changed region of old_string each new line edits (by similarity)."""
+    """Which line of the changed region of old_string each new line edits: by
+    similarity, or line for line where each new line extends its old one."""
     keys_a = [s.body.strip() for s in base]
     keys_b = [s.body.strip() for s in theirs]
+    if len(keys_a) == len(keys_b) and all(
+        a and (b.startswith(a) or b.endswith(a)) for a, b in zip(keys_a, keys_b, strict=True)
+    ):
+        return {k: k for k in range(len(keys_a))}
     return {j: i for i, j in _pair_similar(keys_a, keys_b)}
 
 

@@ -72,7 +72,7 @@ class TokenMap:
             a_toks = TOKEN.findall(base)
             b_toks = TOKEN.findall(ours)
             context = _contexts(a_toks)
-            for tag, i1, i2, j1, j2 in aligned(a_toks, b_toks):
+            for tag, i1, i2, j1, j2 in SequenceMatcher(None, a_toks, b_toks, False).get_opcodes():
                 # Only 1:1 correspondences say how the file writes a token; a token
                 # the agent added or dropped by a slip says nothing.
                 if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):

@@ -353,12 +353,10 @@ class _Merge:
     def _insert(self, t: Seg, line: int, replaces: tuple[Seg, Seg] | None = None) -> str:
         if t.blank:
             return self._blank(t)
+        lead = self._map_indent(t, line) if t.full_start else ""
         if replaces is not None and t.trail == replaces[0].trail:
             # A line rewritten in place keeps the file's trailing whitespace there.
-            t = Seg(t.indent, t.body, replaces[1].trail, t.full_start)
-            lead = self._map_indent(t, line) if t.full_start else ""
-            return lead + self.tokens.carry(t.body, line) + t.trail
-        lead = self._map_indent(t, line) if t.full_start else ""
+            return lead + self.tokens.carry(t.body, line) + replaces[1].trail
         copied = self.copies.get(t.body)
         if copied is not None:
             # A copy of a line old_string quotes (a duplicated or moved line): the

@@ -199,7 +199,7 @@ class _Hunk:
         return insert.start == insert.end and span.start < insert.start < span.end
 
 
-def aligned(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
+def _aligned(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
     """Token opcodes with quotes, dashes and full-width marks folded, so that curly
     quotes line up with straight ones mark for mark (a "replace" of equal length)."""
     ka = [translate_punctuation(tok) for tok in a]
@@ -214,7 +214,7 @@ def aligned(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
 
 def _hunks(a: list[str], b: list[str], theirs: bool) -> list[_Hunk]:
     out: list[_Hunk] = []
-    for tag, i1, i2, j1, j2 in aligned(a, b):
+    for tag, i1, i2, j1, j2 in _aligned(a, b):
         if tag == "equal":
             continue
         if tag == "replace" and i2 - i1 == j2 - j1:  # token for token: one hunk each

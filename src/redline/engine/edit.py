@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
 
-from redline.engine import indent, invisible, newlines
+from redline.engine import invisible, newlines
 from redline.engine.decode import Decoded, decode
 from redline.engine.diagnose import NOT_FOUND, not_found
 from redline.engine.diff import unified_spans
 from redline.engine.errors import FileFormatError, MergeConflict, TooDifferent
 from redline.engine.match import CONFIDENCE, ChainResult, FileView, Span, find_all, match_chain
-from redline.engine.merge import adapt
 from redline.engine.result import Failure, Match, Result, Status
 
 DEFAULT_THRESHOLD = 0.8
@@ -202,6 +201,10 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
     matched = text[span.start : span.end]
     if chain.match_type == "exact" or matched == old:
         return _Replacement(span, item.new_string, chain.match_type)
+    # Loaded here: a stream of exact edits starts without the merge machinery.
+    from redline.engine import indent
+    from redline.engine.merge import adapt
+
     try:
         adapted = adapt(
             old,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from redline.engine.status import EXIT_CODES
@@ -105,4 +105,20 @@ class Result:
         return self.status in ("applied", "no_change")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Plain JSON-ready data (what ``dataclasses.asdict`` gives, without its deep copy:
+        every field holds strings, numbers, or lists of flat records)."""
+        data = {name: getattr(self, name) for name in _RESULT_FIELDS}
+        for name in _RECORD_LISTS:
+            data[name] = [dict(vars(item)) for item in data[name]]
+        for name in ("cleaned", "skipped"):
+            data[name] = list(data[name])
+        data["flags"] = [dict(flag) for flag in self.flags]
+        for report in (*data["committed"], *data["not_applied"], *data["commits"]):
+            report["paths"] = list(report["paths"])
+            if "operations" in report:
+                report["operations"] = list(report["operations"])
+        return data
+
+
+_RESULT_FIELDS = tuple(f.name for f in fields(Result))
+_RECORD_LISTS = ("matches", "failures", "committed", "not_applied", "hunks", "commits")

@@ -4,24 +4,27 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from redline.engine.edit import EditRequest, apply_edit
 from redline.engine.errors import RequestError
-from redline.engine.patch import PatchRequest
 from redline.engine.result import Result
 from redline.fsops.files import relative_path, resolve, write_atomic
-from redline.fsops.patch import apply_patch_in_directory
+
+if TYPE_CHECKING:
+    from redline.engine.patch import PatchRequest
 
 
 def apply_in_directory(
     root: Path, request: EditRequest | PatchRequest, *, dry_run: bool = False
 ) -> Result:
     """Run ``request`` against the files under ``root``; write unless ``dry_run``."""
-    result = (
-        apply_patch_in_directory(root, request.patch, dry_run=dry_run)
-        if isinstance(request, PatchRequest)
-        else _edit(root, request, dry_run)
-    )
+    if isinstance(request, EditRequest):
+        result = _edit(root, request, dry_run)
+    else:  # the patch machinery loads only for patches: a stream of edits starts faster
+        from redline.fsops.patch import apply_patch_in_directory
+
+        result = apply_patch_in_directory(root, request.patch, dry_run=dry_run)
     result.dry_run = dry_run
     return result
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
-import tempfile
 from pathlib import Path, PurePosixPath
 
 from redline.engine.errors import RequestError
@@ -68,22 +69,24 @@ def confine(root: Path, relative: str) -> Path:
         )
     if ".." in pure.parts:
         raise RequestError(f"path {relative!r} leaves the root; '..' is not allowed", "path")
-    base = root.resolve()
-    target = (base / pure).resolve()
-    if target != base and base not in target.parents:
+    # String paths: this runs for every request, and pathlib's resolve costs more.
+    base = os.path.realpath(root)
+    target = os.path.realpath(os.path.join(base, relative))
+    prefix = base.rstrip("/") + "/"
+    if target != base and not target.startswith(prefix):
         raise RequestError(
             f"path {relative!r} resolves outside the root through a symbolic link; "
             "edit the link's target inside the root instead",
             "path",
         )
-    inside = target.relative_to(base).parts
+    inside = target[len(prefix) :].split("/") if target != base else []
     if any(part.lower() == ".git" for part in (*pure.parts, *inside)):
         raise RequestError(
             f"path {relative!r} is inside a .git directory, which redline never edits; "
             "change the repository with git itself",
             "path",
         )
-    return target
+    return Path(target)
 
 
 def resolve(root: Path, relative: str) -> Path:
@@ -141,14 +144,26 @@ def write_atomic(path: Path, data: bytes) -> None:
     of one. Like git's own worktree writes (and redline's git mode) the file is
     not fsynced: what survives a power cut is the file system's to say.
     """
-    mode = path.stat().st_mode & 0o7777 if path.exists() else _new_file_mode()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".redline-tmp", dir=path.parent)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = _new_file_mode()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{os.urandom(4).hex()}.redline-tmp"
+        try:
+            fd = os.open(tmp, flags, 0o600)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(errno.EEXIST, f"no free temporary name next to {path}")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.chmod(tmp, mode)
+            os.fchmod(handle.fileno(), mode)
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise

@@ -24,6 +24,9 @@ class Snapshot:
         self.dirs = set(dirs)
         self.reads: list[str] = []
 
+    def relative(self, path: str) -> str:
+        return path
+
     def read(self, path: str) -> bytes | None:
         self.reads.append(path)
         return self.files.get(path)
@@ -250,10 +253,18 @@ def test_two_spellings_of_one_file() -> None:
     )
 
 
-@pytest.mark.parametrize("spelling", ["a//b.txt", "a\\b.txt", "./a/b.txt"])
+@pytest.mark.parametrize("spelling", ["a//b.txt", "./a/b.txt", "a/./b.txt"])
 def test_other_spellings_of_one_file(spelling: str) -> None:
     error = _invalid(patch(delete("a/b.txt"), delete(spelling)), {"a/b.txt": b"x\n"})
     assert "name the same file" in error
+
+
+def test_a_backslash_is_refused_not_read_as_a_folder() -> None:
+    error = _invalid(patch(delete("a/b.txt"), delete("a\\b.txt")), {"a/b.txt": b"x\n"})
+    assert error == (
+        "apply_patch: path 'a\\\\b.txt' contains a backslash; separate folders with forward "
+        "slashes ('a/b.txt') — redline does not edit file names that contain a backslash"
+    )
 
 
 @pytest.mark.parametrize(
@@ -261,19 +272,18 @@ def test_other_spellings_of_one_file(spelling: str) -> None:
     [
         (add("/etc/passwd", "x"), "is absolute"),
         (add("C:\\x.txt", "x"), "is absolute"),
-        (delete("../outside.txt"), "contains a '..' component"),
-        (delete("sub/../../outside.txt"), "contains a '..' component"),
+        (delete("../outside.txt"), "contains '..'"),
+        (delete("sub/../../outside.txt"), "contains '..'"),
         (update("a.txt", "@@", "-alpha", "+x", move_to="/tmp/stolen.txt"), "is absolute"),
-        (
-            update("a.txt", "@@", "-alpha", "+x", move_to="../stolen.txt"),
-            "contains a '..' component",
-        ),
+        (update("a.txt", "@@", "-alpha", "+x", move_to="../stolen.txt"), "contains '..'"),
+        (add(".git/hooks/pre-push", "x"), "inside a .git directory"),
+        (update("a.txt", "@@", "-alpha", "+x", move_to=".git/hooks/x"), ".git directory"),
     ],
 )
 def test_bad_paths_are_refused_before_anything(section: str, problem: str) -> None:
     # A valid group comes first: it is not applied either.
     error = _invalid(patch(update("b.txt", "@@", "-beta", "+BETA"), section))
-    assert error.startswith("apply_patch: the path ")
+    assert error.startswith("apply_patch: path ")
     assert problem in error
     with pytest.raises(RequestError):
         plan_patch(patch(section), Snapshot(FILES))

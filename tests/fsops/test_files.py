@@ -56,9 +56,13 @@ def test_dotdot_is_refused(root: Path, relative: str) -> None:
     assert "'..' is not allowed" in str(_refused(root, relative))
 
 
-@pytest.mark.parametrize("relative", ["a.py\x00", "\x00", ""])
-def test_nul_or_empty_is_refused(root: Path, relative: str) -> None:
+@pytest.mark.parametrize("relative", ["a.py\x00", "\x00"])
+def test_nul_is_refused(root: Path, relative: str) -> None:
     assert "NUL byte" in str(_refused(root, relative))
+
+
+def test_empty_is_refused(root: Path) -> None:
+    assert str(_refused(root, "")) == "path is empty; name a file relative to the root"
 
 
 @pytest.mark.parametrize("relative", ["escape.txt", "escape_dir/secret.txt"])
@@ -67,9 +71,13 @@ def test_symlink_escaping_the_root_is_refused(root: Path, relative: str) -> None
     assert "outside the root through a symbolic link" in str(error)
 
 
-@pytest.mark.parametrize("relative", ["pkg", "pkg/sub", "."])
+@pytest.mark.parametrize("relative", ["pkg", "pkg/sub"])
 def test_directory_is_refused(root: Path, relative: str) -> None:
     assert "is a directory; name a file" in str(_refused(root, relative))
+
+
+def test_the_root_itself_is_refused(root: Path) -> None:
+    assert "'.' names the root itself, not a file" in str(_refused(root, "."))
 
 
 @pytest.mark.parametrize("relative", ["pkg/", "pkg/mod.py/", "a.py\\"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from redline.engine import invisible
@@ -28,15 +27,10 @@ class PatchOutcome:
     plan: PatchPlan | None = None
 
 
-def apply_patch(
-    text: str, snapshot: Snapshot, relative: Callable[[str], str] | None = None
-) -> PatchOutcome:
-    """Plan ``text`` against ``snapshot``; the caller writes ``changes``.
-
-    ``relative``: see :func:`~redline.engine.patch_plan.plan_patch`.
-    """
+def apply_patch(text: str, snapshot: Snapshot) -> PatchOutcome:
+    """Plan ``text`` against ``snapshot``; the caller writes ``changes``."""
     try:
-        plan = plan_patch(text, snapshot, relative)
+        plan = plan_patch(text, snapshot)
     except RequestError as exc:
         return PatchOutcome(Result("invalid", error=str(exc)), [])
     return PatchOutcome(summarise(plan), [c for g in plan.applied for c in g.changes], plan)

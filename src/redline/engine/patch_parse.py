@@ -31,7 +31,7 @@ form shown to models):
 Lines are split on ``\\n``; one trailing ``\\r`` per line is dropped. Line numbers
 in operations, hunks and errors are 1-based lines of the text as given.
 Paths are kept as written (only surrounding whitespace is removed); the planner
-checks them with :func:`check_path`.
+checks them with :func:`redline.engine.paths.checked_path`.
 """
 
 from __future__ import annotations
@@ -166,25 +166,6 @@ def format_patch(patch: Patch) -> str:
                     out.append(END_OF_FILE)
     out.append(END_PATCH)
     return "\n".join(out) + "\n"
-
-
-def check_path(path: str) -> str | None:
-    """Say what is wrong with a patch path, or return None when it is usable.
-
-    A usable path is non-empty, relative, free of NUL and of '..' components.
-    """
-    if not path.strip():
-        return "the path is empty; name the file relative to the repository root"
-    if "\0" in path:
-        return f"the path {path!r} contains a NUL character; name the file without it"
-    if path.startswith(("/", "\\")) or re.match(r"[A-Za-z]:[/\\]", path):
-        return f"the path {path!r} is absolute; name the file relative to the repository root"
-    if ".." in re.split(r"[/\\]", path):
-        return (
-            f"the path {path!r} contains a '..' component; "
-            "name the file relative to the repository root, without '..'"
-        )
-    return None
 
 
 _Line: TypeAlias = tuple[int, str]

@@ -8,9 +8,8 @@ writes; the caller writes the changes of the groups that succeeded.
 
 from __future__ import annotations
 
-import posixpath
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -18,20 +17,18 @@ from redline.engine import invisible
 from redline.engine.decode import decode, encode_text
 from redline.engine.errors import FileFormatError, RedlineError, RequestError
 from redline.engine.hunks import HunkError, HunkEvidence, apply_hunks
-from redline.engine.patch_parse import (
-    AddFile,
-    DeleteFile,
-    Operation,
-    UpdateFile,
-    check_path,
-    parse_patch,
-)
+from redline.engine.patch_parse import AddFile, DeleteFile, Operation, UpdateFile, parse_patch
+from redline.engine.paths import checked_path
 
 OVERLAPPING = "apply_patch contains overlapping operations"
 
 
 class Snapshot(Protocol):
     """Read-only view of the files a patch applies to (paths are normalised, '/'-separated)."""
+
+    def relative(self, path: str) -> str:
+        """``path`` as the patch spells it, made relative when it is absolute inside the
+        snapshot's root; any other path as it is (the path policy judges it next)."""
 
     def read(self, path: str) -> bytes | None:
         """The file's bytes, or None when no file is there."""
@@ -44,6 +41,9 @@ class MemorySnapshot:
 
     def __init__(self, files: Mapping[str, bytes]) -> None:
         self.files = dict(files)
+
+    def relative(self, path: str) -> str:
+        return path  # no root: an absolute path stays absolute, and is refused
 
     def read(self, path: str) -> bytes | None:
         return self.files.get(path)
@@ -97,29 +97,24 @@ class PatchPlan:
         return [g for g in self.groups if not g.ok]
 
 
-def normalise(path: str) -> str:
-    return posixpath.normpath(path.strip().replace("\\", "/"))
-
-
-def plan_patch(
-    text: str, snapshot: Snapshot, relative: Callable[[str], str] | None = None
-) -> PatchPlan:
+def plan_patch(text: str, snapshot: Snapshot) -> PatchPlan:
     """Parse and plan; raise PatchSyntaxError or RequestError when nothing may change.
 
-    ``relative`` maps a path as the patch spells it to the path the snapshot
-    knows it by (an absolute path inside the root to a relative one) and leaves
-    any other path as it is; the plan and its reports use the mapped paths.
+    Every path goes through ``snapshot.relative`` (an absolute path inside the
+    root becomes relative) and then the path policy
+    (:func:`redline.engine.paths.checked_path`); the plan and its reports use
+    the normalised paths.
     """
     patch = parse_patch(text)
     if not patch.operations:
         raise RequestError("apply_patch contains no operations; add at least one file operation")
-    given = [_mapped(op, relative) for op in patch.operations] if relative else patch.operations
-    ops = [_normalised(op) for op in given]
-    _check_overlaps(given)
+    given = [_mapped(op, snapshot.relative) for op in patch.operations]
+    ops = [_checked(op) for op in given]
+    _check_overlaps(given, ops)
     return PatchPlan([_plan_group(group, snapshot) for group in _groups(ops)])
 
 
-def _mapped(op: Operation, relative: Callable[[str], str]) -> Operation:
+def _mapped(op: Operation, relative: _PathMap) -> Operation:
     if isinstance(op, UpdateFile) and op.move_to is not None:
         return replace(op, path=relative(op.path), move_to=relative(op.move_to))
     return replace(op, path=relative(op.path))
@@ -131,28 +126,26 @@ def _op_paths(op: Operation) -> list[str]:
     return [op.path]
 
 
-def _normalised(op: Operation) -> Operation:
-    for raw in _op_paths(op):
-        problem = check_path(raw)
-        if problem is not None:
-            raise RequestError(f"apply_patch: {problem}", "patch")
-    if isinstance(op, UpdateFile):
-        move = normalise(op.move_to) if op.move_to is not None else None
-        return UpdateFile(normalise(op.path), move, op.hunks, line_number=op.line_number)
-    if isinstance(op, AddFile):
-        return AddFile(normalise(op.path), op.lines, line_number=op.line_number)
-    return DeleteFile(normalise(op.path), line_number=op.line_number)
+def _checked(op: Operation) -> Operation:
+    try:
+        if isinstance(op, UpdateFile):
+            move = checked_path(op.move_to) if op.move_to is not None else None
+            return UpdateFile(checked_path(op.path), move, op.hunks, line_number=op.line_number)
+        if isinstance(op, AddFile):
+            return AddFile(checked_path(op.path), op.lines, line_number=op.line_number)
+        return DeleteFile(checked_path(op.path), line_number=op.line_number)
+    except RequestError as exc:
+        raise RequestError(f"apply_patch: {exc}", "patch") from None
 
 
-def _check_overlaps(operations: Iterable[Operation]) -> None:
+def _check_overlaps(given: list[Operation], checked: list[Operation]) -> None:
     spellings: dict[str, str] = {}
-    for op in operations:
-        for raw in _op_paths(op):
-            norm = normalise(raw)
-            seen = spellings.setdefault(norm, raw.strip())
-            if seen != raw.strip():
+    for op, norm_op in zip(given, checked, strict=True):
+        for raw, norm in zip(_op_paths(op), _op_paths(norm_op), strict=True):
+            seen = spellings.setdefault(norm, raw)
+            if seen != raw:
                 raise RequestError(
-                    f"{OVERLAPPING}: {seen!r} and {raw.strip()!r} name the same file; "
+                    f"{OVERLAPPING}: {seen!r} and {raw!r} name the same file; "
                     "spell each path one way",
                     "patch",
                 )
@@ -286,3 +279,7 @@ def _update(op: UpdateFile, current: _Reader, group: GroupPlan) -> dict[str, byt
 
 class _Reader(Protocol):
     def __call__(self, path: str) -> bytes | None: ...
+
+
+class _PathMap(Protocol):
+    def __call__(self, path: str) -> str: ...

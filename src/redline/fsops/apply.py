@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 
 from redline.engine.edit import EditRequest, apply_edit
 from redline.engine.errors import RequestError
+from redline.engine.paths import checked_path
 from redline.engine.result import Result
-from redline.fsops.files import relative_path, resolve, write_atomic
+from redline.fsops.confine import relative_to_root
+from redline.fsops.files import resolve, write_atomic
 
 if TYPE_CHECKING:
     from redline.engine.patch import PatchRequest
@@ -30,9 +32,11 @@ def apply_in_directory(
 
 
 def _edit(root: Path, given: EditRequest, dry_run: bool) -> Result:
-    # An absolute path inside the root is used, and reported, relative to it.
-    request = replace(given, path=relative_path(root, given.path))
+    # An absolute path inside the root is used, and reported, relative to it; any
+    # accepted spelling is reported as the policy normalises it.
+    request = replace(given, path=relative_to_root(root, given.path))
     try:
+        request = replace(request, path=checked_path(request.path))
         target = resolve(root, request.path)
         data = target.read_bytes()
     except RequestError as exc:

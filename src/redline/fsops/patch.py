@@ -9,21 +9,28 @@ from pathlib import Path
 
 from redline.engine.patch import apply_patch, changed_after_planning
 from redline.engine.patch_plan import FileChange
+from redline.engine.paths import checked_path
 from redline.engine.result import Result
-from redline.fsops.files import confine, refuse_links, relative_path, write_atomic
+from redline.fsops.confine import confine, relative_to_root
+from redline.fsops.files import write_atomic
 
 
 class DirectorySnapshot:
-    """The files under ``root`` as first read; each path is read once."""
+    """The files under ``root`` as first read; each path is read once.
+
+    Symbolic links are refused, not followed: adding, deleting or moving
+    "through" a link would change its target instead of the link.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._seen: dict[str, bytes | None] = {}
 
+    def relative(self, path: str) -> str:
+        return relative_to_root(self.root, path)
+
     def path_of(self, path: str) -> Path:
-        target = confine(self.root, path)
-        refuse_links(self.root, path)
-        return target
+        return Path(confine(self.root, checked_path(path), follow_links=False))
 
     def read(self, path: str) -> bytes | None:
         if path not in self._seen:
@@ -54,7 +61,7 @@ def apply_patch_in_directory(
     changed-after-planning check).
     """
     snapshot = DirectorySnapshot(root)
-    outcome = apply_patch(text, snapshot, lambda path: relative_path(root, path))
+    outcome = apply_patch(text, snapshot)
     if dry_run or not outcome.changes:
         return outcome.result
     if before_write is not None:

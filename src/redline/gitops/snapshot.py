@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pygit2
 
+from redline.fsops.confine import relative_to_root
 from redline.gitops.trees import TREE, Entry, is_tree, lookup
 from redline.gitops.worktree import check_path, entry_on_disk
 
@@ -47,14 +48,18 @@ class DirtyPaths:
 class TreeSnapshot:
     """The engine's view of a session: files as committed in ``tree``.
 
-    Paths are checked against the worktree first (no '..', nothing under .git,
-    no symbolic links), so a patch cannot reach outside it.
+    Paths are checked against the worktree first (the one path policy: no '..',
+    nothing in a .git or git directory, no symbolic links), so a patch cannot
+    reach outside it.
     """
 
     def __init__(self, repo: pygit2.Repository, tree: pygit2.Tree, root: Path) -> None:
         self.repo = repo
         self.tree = tree
         self.root = root
+
+    def relative(self, path: str) -> str:
+        return relative_to_root(self.root, path)
 
     def read(self, path: str) -> bytes | None:
         check_path(self.root, path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from redline.gitops.errors import SessionError
 from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects, consolidate
 from redline.gitops.repo import main_repository
 from redline.gitops.spares import SparePool
+from redline.gitops.worktree import request_path
 from redline.gitops.writer import Writer
 from redline.hooks import ledger
 from redline.hooks.approve import approve
@@ -170,6 +172,10 @@ class Service:
             result = Result("invalid", path=path if isinstance(path, str) else None, error=str(exc))
             result.session = name
             return result.to_dict()
+        if isinstance(request, EditRequest):
+            # Reported as embedded mode reports it: an absolute path inside the worktree
+            # relative to it, './a.py' as 'a.py'.
+            request = replace(request, path=request_path(applier.root, request.path))
         model = request_obj.get("model") if isinstance(request_obj, dict) else None
         result = applier.apply(request, model, dry_run=bool(params.get("dry_run", False)))
         if isinstance(request, EditRequest):

@@ -6,48 +6,39 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterable, Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import pygit2
 
 from redline.engine.errors import RequestError
+from redline.engine.paths import checked_path
 from redline.fsops.atomic import TEMP_SUFFIX, remove_temporaries, replace_file
+from redline.fsops.confine import locate, relative_to_root
 from redline.gitops.objects import write_blob
 from redline.gitops.trees import EXECUTABLE, FILE, LINK, Entry
 from redline.gitops.writer import PLAIN, Writer
 
 
 def check_path(root: Path, relative: str) -> str:
-    """The normalised form of a request path; refuse paths that leave the worktree.
+    """The relative path a git-mode request path names in the worktree ``root``.
 
-    Refused: absolute paths, '..', anything under .git, and paths that pass
-    through a symbolic link (a link could point anywhere).
+    The one path policy and confinement of every mode
+    (:func:`redline.fsops.confine.locate`): an absolute path inside the
+    worktree is made relative; '..', anything in a .git directory or a git
+    directory a .git file points to, and any symbolic link on the way (a
+    commit records a link as a link, not as the file it points to) are refused.
     """
-    if not relative or "\x00" in relative or relative.endswith(("/", "\\")):
-        raise RequestError(f"path {relative!r} does not name a file; give a relative path", "path")
-    pure = PurePosixPath(relative.replace("\\", "/"))
-    if pure.is_absolute() or (len(relative) > 1 and relative[1] == ":"):
-        raise RequestError(
-            f"path {relative!r} is absolute; give it relative to the session worktree", "path"
-        )
-    parts = [p for p in pure.parts if p != "."]
-    if ".." in parts:
-        raise RequestError(f"path {relative!r} leaves the worktree; '..' is not allowed", "path")
-    if not parts:
-        raise RequestError(f"path {relative!r} does not name a file", "path")
-    if parts[0].lower() == ".git":
-        raise RequestError(f"path {relative!r} is inside .git, which redline never edits", "path")
-    current = root
-    for i, part in enumerate(parts):
-        current = current / part
-        if current.is_symlink():
-            what = "is" if i == len(parts) - 1 else "goes through"
-            raise RequestError(
-                f"path {relative!r} {what} a symbolic link; edit the file it points to "
-                "by its own path inside the worktree",
-                "path",
-            )
-    return "/".join(parts)
+    path, _target = locate(root, relative, follow_links=False)
+    return path
+
+
+def request_path(root: Path, path: str) -> str:
+    """How a result names the request path ``path``: relative to the worktree ``root`` and
+    normalised when the policy accepts it; else as given, for :func:`check_path` to refuse."""
+    try:
+        return checked_path(relative_to_root(root, path))
+    except RequestError:
+        return path
 
 
 def entry_on_disk(

@@ -21,6 +21,7 @@ from pydantic import (
 from redline.engine.edit import DEFAULT_THRESHOLD, EditItem, EditRequest
 from redline.engine.errors import RequestError
 from redline.engine.patch import PatchRequest
+from redline.engine.paths import check_characters
 from redline.engine.result import Result
 
 Threshold = Annotated[float, Field(gt=0.0, le=1.0, strict=False)]
@@ -89,6 +90,11 @@ def parse_request(
             f'unknown tool {tool!r}; use "edit" or "apply_patch", e.g. {REQUEST_EXAMPLE}',
             "tool",
         )
+    path = obj.get("path")
+    if isinstance(path, str) and "\x00" not in path:
+        # Empty, or a lone surrogate: refused in the path policy's words rather than
+        # the wire format's. (A NUL byte passes here, and the policy refuses it later.)
+        check_characters(path)
     try:
         model = EditRequestModel.model_validate(obj)
     except ValidationError as exc:

@@ -127,15 +127,17 @@ def is_git_name(name: str) -> bool:
     return _DOTGIT.fullmatch(name) is not None
 
 
+GIT_REFUSAL = (
+    "which redline never edits: that is the repository's own data. Change the repository "
+    "with git commands, and edit only files outside .git"
+)
+
+
 def git_message(path: str, name: str, *, last: bool) -> str:
     """The refusal of ``path``, whose component ``name`` is a spelling of ``.git``."""
     where = "names a .git directory or file" if last else "is inside a .git directory"
     spelt = "" if name == ".git" else f" ({_quoted(name)} is a spelling of .git)"
-    return (
-        f"path {_quoted(path)} {where}{spelt}, which redline never edits: that is the "
-        "repository's own data. Change the repository with git commands, and edit only "
-        "files outside .git"
-    )
+    return f"path {_quoted(path)} {where}{spelt}, {GIT_REFUSAL}"
 
 
 def strip_root(path: str, root: str) -> str | None:

@@ -34,7 +34,7 @@ import os
 import stat
 
 from redline.engine.errors import RequestError
-from redline.engine.paths import checked_path, git_message, is_git_name, strip_root
+from redline.engine.paths import GIT_REFUSAL, checked_path, is_git_name, strip_root
 
 
 def locate(root: str | os.PathLike[str], path: str, *, follow_links: bool) -> tuple[str, str]:
@@ -130,13 +130,12 @@ def _through_link(base: str, link: str, relative: str, last: bool, follow: bool)
             "path",
         )
     parts = inside.split("/") if inside else []
-    for i, part in enumerate(parts):
-        if is_git_name(part):
-            raise RequestError(
-                f"path {relative!r} {what} a symbolic link ({name!r}) that leads into .git. "
-                + git_message(inside, part, last=i == len(parts) - 1),
-                "path",
-            )
+    if any(is_git_name(part) for part in parts):
+        raise RequestError(
+            f"path {relative!r} {what} a symbolic link ({name!r}) that leads into .git "
+            f"({inside!r}), {GIT_REFUSAL}",
+            "path",
+        )
     current = base
     for part in parts:  # the folders down to the target, and the target
         current = os.path.join(current, part)

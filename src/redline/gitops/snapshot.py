@@ -71,6 +71,7 @@ class TreeSnapshot:
         return blob.data
 
     def is_dir(self, path: str) -> bool:
+        check_path(self.root, path)  # the planner asks this first: refuse before anything
         return is_tree(self.tree, path)
 
     def mode(self, path: str) -> int | None:

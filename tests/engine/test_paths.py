@@ -15,6 +15,7 @@ from redline.engine.paths import (
     check_characters,
     checked_path,
     is_git_name,
+    names_git,
     strip_root,
 )
 
@@ -213,3 +214,18 @@ def test_check_characters_is_the_first_step(path: str) -> None:
 )
 def test_strip_root(path: str, root: str, inside: str | None) -> None:
     assert strip_root(path, root) == inside
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        (".git", True),
+        ("a/.git/x", True),
+        ("a/git~1", True),
+        ("x/.GIT./y", True),
+        ("a/.gitignore", False),
+        ("x.git/y", False),
+    ],
+)
+def test_names_git(path: str, expected: bool) -> None:
+    assert names_git(path) is expected

@@ -21,6 +21,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import ObservedWatch
 
+from redline.engine.paths import names_git
 from redline.gitops.snapshot import DirtyPaths
 
 log = logging.getLogger("redline.daemon")
@@ -57,8 +58,8 @@ class _Handler(FileSystemEventHandler):
                 self.dirty.overflow()  # the root itself moved: walk everything
                 continue
             rel = rel.replace(os.sep, "/")
-            if rel == ".git" or rel.startswith(".git/"):
-                continue
+            if names_git(rel):
+                continue  # git's own data (also a nested repository's), never committed
             self.dirty.add(rel)
 
 

@@ -127,6 +127,11 @@ def is_git_name(name: str) -> bool:
     return _DOTGIT.fullmatch(name) is not None
 
 
+def names_git(path: str) -> bool:
+    """Whether any component of the relative POSIX ``path`` is a spelling of ``.git``."""
+    return any(is_git_name(part) for part in path.split("/"))
+
+
 GIT_REFUSAL = (
     "which redline never edits: that is the repository's own data. Change the repository "
     "with git commands, and edit only files outside .git"

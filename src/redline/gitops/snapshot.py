@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pygit2
 
+from redline.engine.paths import is_git_name, names_git
 from redline.fsops.confine import relative_to_root
 from redline.gitops.trees import TREE, Entry, is_tree, lookup
 from redline.gitops.worktree import check_path, entry_on_disk
@@ -96,6 +97,8 @@ def changed_paths(
     )
     changes: dict[str, Entry | None] = {}
     for path in sorted(paths):
+        if names_git(path):
+            continue  # '.git.', 'git~1': git would not add them either
         committed = lookup(repo, tree, path)
         on_disk = entry_on_disk(repo, root, path, committed)
         if on_disk is not None and committed is None and _ignored(worktree, path):
@@ -114,12 +117,12 @@ def _expand(
 ) -> set[str]:
     out: set[str] = set()
     for path in candidates:
-        if not path or path == ".git" or path.startswith(".git/"):
+        if not path or names_git(path):
             continue
         full = root / path
         if full.is_dir() and not full.is_symlink():
             for folder, dirs, files in os.walk(full):
-                dirs[:] = [d for d in dirs if d != ".git"]
+                dirs[:] = [d for d in dirs if not is_git_name(d)]
                 rel = Path(folder).relative_to(root).as_posix()
                 out.update(f"{rel}/{name}" if rel != "." else name for name in files)
         else:

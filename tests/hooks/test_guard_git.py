@@ -451,8 +451,8 @@ def test_a_range_from_the_pre_commit_framework_takes_revisions(
 
 def test_an_unknown_range_end_is_an_error_not_a_pass(flagged: Flagged) -> None:
     proc = guard_range(flagged.repo, flagged.base, "no-such-branch")
-    assert proc.returncode == 1
-    assert "cannot resolve PRE_COMMIT_TO_REF 'no-such-branch'" in proc.stderr
+    assert proc.returncode == 2  # a usage error: the range names no commit
+    assert "redline: cannot resolve PRE_COMMIT_TO_REF 'no-such-branch'" in proc.stderr
     # a deleted ref pushes nothing
     assert guard_range(flagged.repo, flagged.base, "0" * 40).returncode == 0
 
@@ -667,7 +667,7 @@ def test_a_broken_policy_in_head_makes_the_guard_fail_clearly(flagged: Flagged) 
     git(repo, "add", "CHANGES.md")
     proc = run_git(repo, "commit", "-m", "anything")
     assert proc.returncode != 0
-    assert "Error: invalid guard policy in .redline.toml: TOML: " in proc.stderr
+    assert "redline: invalid guard policy in .redline.toml: TOML: " in proc.stderr
     assert "Fix the file" in proc.stderr
     assert "Traceback" not in proc.stderr
     # the guard run by hand says the same

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from redline.cli._connect import repo_option
+from redline.cli._connect import SettingError, repo_option
 
 if TYPE_CHECKING:
     import pygit2
@@ -22,14 +22,9 @@ STAGES = ("pre-commit", "pre-merge-commit", "pre-push")
 
 
 def _repo(path: Path) -> pygit2.Repository:
-    import pygit2
+    from redline.gitops.repo import discover
 
-    found = pygit2.discover_repository(str(path))
-    if found is None:
-        raise click.ClickException(
-            f"{path} is not inside a git repository; run redline from a repository or pass --repo"
-        )
-    return pygit2.Repository(found)
+    return discover(path)
 
 
 def _policy(repo: pygit2.Repository, changes: tuple[stages.Change, ...] = ()) -> Policy:
@@ -46,7 +41,7 @@ def _policy(repo: pygit2.Repository, changes: tuple[stages.Change, ...] = ()) ->
                 return policy_from_tree(repo, change.new)
             except PolicyError:
                 continue
-        raise click.ClickException(str(exc)) from None
+        raise exc from None
 
 
 @click.command("guard")
@@ -65,7 +60,7 @@ def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
     if from_ref and to_ref:  # pre-commit framework: pre-push stage, or run --from-ref/--to-ref
         change = stages.range_change(repo, from_ref, to_ref, "the push")
         if change is None and to_ref != stages.ZERO:
-            raise click.ClickException(
+            raise SettingError(
                 f"cannot resolve PRE_COMMIT_TO_REF {to_ref!r} to a commit of this repository; "
                 "pass --to-ref a commit, branch or tag that exists here"
             )
@@ -93,12 +88,9 @@ def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
 @click.argument("edits", nargs=-1, required=True)
 def approve_command(repo: Path, edits: tuple[str, ...]) -> None:
     """Approve flagged edits (an edit id, or the commit that carries it)."""
-    from redline.hooks.approve import ApprovalError, approve
+    from redline.hooks.approve import approve
 
-    try:
-        done = approve(_repo(repo), list(edits))
-    except ApprovalError as exc:
-        raise click.ClickException(str(exc)) from None
+    done = approve(_repo(repo), list(edits))
     for item in done:
         click.echo(f"approved edit {item.edit} ({len(item.commits)} note(s)) as {item.by}")
 
@@ -140,12 +132,9 @@ def hooks_group() -> None:
 @click.option("--hooks-path", is_flag=True, help="Install into core.hooksPath when it is set.")
 def install_command(repo: Path, hooks_path: bool) -> None:
     """Install pre-commit, pre-merge-commit and pre-push hooks that run `redline guard`."""
-    from redline.hooks.install import InstallError, install
+    from redline.hooks.install import install
 
-    try:
-        done = install(_repo(repo), sys.executable, hooks_path)
-    except InstallError as exc:
-        raise click.ClickException(str(exc)) from None
+    done = install(_repo(repo), sys.executable, hooks_path)
     for line in done:
         click.echo(line)
 
@@ -155,11 +144,8 @@ def install_command(repo: Path, hooks_path: bool) -> None:
 @click.option("--hooks-path", is_flag=True, help="Uninstall from core.hooksPath when it is set.")
 def uninstall_command(repo: Path, hooks_path: bool) -> None:
     """Remove redline's hooks, restoring any hook they had set aside."""
-    from redline.hooks.install import InstallError, uninstall
+    from redline.hooks.install import uninstall
 
-    try:
-        done = uninstall(_repo(repo), hooks_path)
-    except InstallError as exc:
-        raise click.ClickException(str(exc)) from None
+    done = uninstall(_repo(repo), hooks_path)
     for line in done or ["no redline hooks were installed"]:
         click.echo(line)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from redline.engine.errors import RedlineError
+
 PROTOCOL_VERSION = 1
 MAX_MESSAGE = 8 * 1024 * 1024  # bytes in one request line (results are not cut)
 
@@ -19,7 +21,7 @@ REPOSITORY_ERROR = -32002
 SHUTTING_DOWN = -32003
 
 
-class RpcError(Exception):
+class RpcError(RedlineError):
     """An error answer from the daemon (or a broken exchange)."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:

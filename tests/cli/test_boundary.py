@@ -220,3 +220,34 @@ def test_a_setting_the_cli_cannot_use_is_a_usage_error(tmp_path: Path) -> None:
         "(the default is 900) or unset it\n"
     )
     assert not (repo / ".git" / "redline" / "daemon.pid").exists()
+
+
+def test_apply_answers_a_bug_with_a_json_result_naming_the_crash_log(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``apply`` keeps its own rule inside the boundary: every request gets a result."""
+    import json
+
+    import redline.fsops.apply as fs_apply
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(fs_apply, "apply_edit", boom)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    request = {"tool": "edit", "path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}
+    outcome = CliRunner().invoke(cli, ["apply", "--root", str(tmp_path)], input=json.dumps(request))
+    assert outcome.exit_code == 1
+    assert outcome.stderr == ""
+    [result] = [json.loads(text) for text in outcome.stdout.splitlines()]
+    assert result["status"] == "failed"
+    error = result["error"]
+    assert error.startswith(
+        "internal error: ZeroDivisionError: division by zero; nothing was written. "
+        "This is a bug in redline, not in the request"
+    )
+    logged = re.search(r"the full traceback is in (\S+\.log);", error)
+    assert logged is not None, error
+    assert Path(logged[1]).parent == cache / "redline"
+    assert "ZeroDivisionError: division by zero" in Path(logged[1]).read_text()
+    assert (tmp_path / "a.py").read_text() == "x = 1\n"

@@ -19,6 +19,8 @@ INTERNAL_ERROR = -32603
 SESSION_ERROR = -32001
 REPOSITORY_ERROR = -32002
 SHUTTING_DOWN = -32003
+# The client's own: the daemon closed the connection before answering.
+CONNECTION_CLOSED = -32000
 
 
 class RpcError(RedlineError):

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -50,7 +50,7 @@ def _policy(repo: pygit2.Repository, changes: tuple[stages.Change, ...] = ()) ->
 def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
     """The hook entry point: refuse a commit or push carrying unapproved flagged edits."""
     from redline.hooks import ledger, stages
-    from redline.hooks.guard import blocked, describe
+    from redline.hooks.guard import blocked, describe, unreadable_notes
 
     # Git runs hooks at the top of the worktree, with GIT_DIR / GIT_INDEX_FILE set
     # for the repository and the index being committed.
@@ -76,10 +76,12 @@ def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
     policy = _policy(repo, tuple(changes))
     entries = ledger.load(repo)
     found = []
+    unreadable = []
     for change in changes:
         found += blocked(repo, entries, policy, change.parent, change.new)
-    if found:
-        click.echo(describe(found), err=True)
+        unreadable += unreadable_notes(repo, entries, change.parent, change.new)
+    if found or unreadable:
+        click.echo(describe(found, dict.fromkeys(unreadable)), err=True)
         sys.exit(1)
 
 
@@ -100,16 +102,26 @@ def approve_command(repo: Path, edits: tuple[str, ...]) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def review_command(repo: Path, as_json: bool) -> None:
     """List the flagged edits still waiting for approval, with their diffs."""
+    from redline.hooks import ledger
     from redline.hooks.approve import waiting
+    from redline.hooks.guard import Unreadable, describe_unreadable
 
     git = _repo(repo)
-    items = waiting(git, _policy(git))
+    entries = ledger.load(git)
+    items = waiting(git, _policy(git), entries)
+    unreadable = [Unreadable(c, why) for c, why in sorted(entries.unreadable.items())]
     if as_json:
         click.echo(json.dumps(items))
-        return
-    if not items:
+    elif items:
+        _show_waiting(items)
+    elif not unreadable:
         click.echo("nothing waiting: every flagged edit is approved")
-        return
+    if unreadable:  # they may be flagged edits too: say so, and fail
+        click.echo(describe_unreadable(unreadable, "redline review: "), err=True)
+        sys.exit(1)
+
+
+def _show_waiting(items: list[dict[str, Any]]) -> None:
     for item in items:
         lines = f"lines {item['start_line']}-{item['end_line']}" if item["start_line"] else ""
         click.secho(

@@ -31,15 +31,19 @@ class RefMoved(GitModeError):
 
 
 class CorruptNotes(GitModeError):
-    """The notes ref cannot be read as a notes commit; ``problem`` says what it points at."""
+    """The notes ref cannot be read as a notes commit; ``problem`` says what is wrong
+    with it and ``remedy`` how to repair it (git's own commands)."""
 
-    def __init__(self, ref: str, problem: str) -> None:
+    def __init__(self, ref: str, problem: str, remedy: str | None = None) -> None:
         self.ref = ref
         self.problem = problem
+        self.remedy = remedy or (
+            f"Restore it with `git update-ref {ref} <good commit>` (`git reflog {ref}` lists "
+            f"its earlier values), fetch it again with `git fetch <remote> +{ref}:{ref}`, "
+            f"or remove it with `git update-ref -d {ref}` (which forgets every recorded edit "
+            "and approval)"
+        )
         super().__init__(
             f"{ref} {problem}, so redline cannot read the edit evidence (the guard refuses "
-            f"commits and pushes until it can). Restore it with `git update-ref {ref} "
-            f"<good commit>` (`git reflog {ref}` lists its earlier values), fetch it again "
-            f"with `git fetch <remote> +{ref}:{ref}`, or remove it with "
-            f"`git update-ref -d {ref}` (which forgets every recorded edit and approval)"
+            f"commits and pushes until it can). {self.remedy}"
         )

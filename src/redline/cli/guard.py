@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from redline.engine.policy import Policy
     from redline.hooks import stages
+    from redline.hooks.config import PolicyError
 
 STAGES = ("pre-commit", "pre-merge-commit", "pre-push")
 
@@ -44,13 +45,29 @@ def _policy(repo: pygit2.Repository, changes: tuple[stages.Change, ...] = ()) ->
         raise exc from None
 
 
+def _broken_policies(
+    repo: pygit2.Repository, changes: list[stages.Change]
+) -> list[tuple[stages.Change, PolicyError]]:
+    """The changes whose new tree holds a policy that does not parse or validate: the
+    guard refuses them, or the next agent edit would meet a policy it cannot read."""
+    from redline.hooks.config import PolicyError, policy_from_tree
+
+    out = []
+    for change in changes:
+        try:
+            policy_from_tree(repo, change.new)
+        except PolicyError as exc:
+            out.append((change, exc))
+    return out
+
+
 @click.command("guard")
 @click.option("--stage", type=click.Choice(STAGES), default="pre-commit", show_default=True)
 @click.argument("hook_args", nargs=-1)
 def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
     """The hook entry point: refuse a commit or push carrying unapproved flagged edits."""
     from redline.hooks import ledger, stages
-    from redline.hooks.guard import blocked, describe, unreadable_notes
+    from redline.hooks.guard import blocked, describe, describe_broken_policy, unreadable_notes
 
     # Git runs hooks at the top of the worktree, with GIT_DIR / GIT_INDEX_FILE set
     # for the repository and the index being committed.
@@ -73,6 +90,10 @@ def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
         if index_path is not None and not index_path.is_absolute():
             index_path = Path.cwd() / index_path
         changes = [stages.commit_change(repo, index_path, stages.amending())]
+    committing = stage != "pre-push" and not (from_ref and to_ref)
+    for change, error in _broken_policies(repo, changes):
+        click.echo(describe_broken_policy(error, change.label, committing), err=True)
+        sys.exit(1)
     policy = _policy(repo, tuple(changes))
     entries = ledger.load(repo)
     found = []

@@ -16,11 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pygit2
 
 from redline.engine.policy import Policy
 from redline.hooks.ledger import Entry, Ledger, Operation
+
+if TYPE_CHECKING:
+    from redline.hooks.config import PolicyError
 
 # Lines this short or made only of punctuation ("}", "pass", "") prove nothing.
 MIN_SIGNIFICANT = 4
@@ -220,6 +224,22 @@ def describe(found: list[Blocked], unreadable: Iterable[Unreadable] = ()) -> str
     if unreadable:
         parts.append(describe_unreadable(unreadable, "redline guard: refused — "))
     return "\n".join(parts)
+
+
+def describe_broken_policy(error: PolicyError, label: str, committing: bool) -> str:
+    """The refusal of a commit or push whose policy file does not parse, and the fix."""
+    in_what = label if label.startswith("the ") else f"the {label}"
+    fix = (
+        f"stage it with `git add {error.file}` and commit again"
+        if committing
+        else "commit the fixed file and push again"
+    )
+    return (
+        f"redline guard: refused — the guard policy in {in_what} cannot be read:\n"
+        f"  {error.source}, {error.where}: {error.problem}\n"
+        f"Fix {error.file} (the README's Guard section shows the format), {fix}: every "
+        "later agent edit would be judged by a policy redline cannot read."
+    )
 
 
 def describe_unreadable(unreadable: list[Unreadable], lead: str) -> str:

@@ -65,8 +65,7 @@ def unreachable_entry(session: str, tip: str) -> journal.JournalEntry:
         ref=f"refs/heads/redline/{session}",
         old=tip,
         new="1" * 40,
-        notes_old=None,
-        notes_new=None,
+        notes={},
         files={},
     )
 
@@ -203,10 +202,8 @@ def test_acknowledged_edits_survive_a_kill_at_a_random_moment(gm: GitMode) -> No
     assert_fsck_clean(gm.repo)
 
 
-def test_locks_and_temporary_files_of_a_killed_step_do_not_block_recovery(gm: GitMode) -> None:
-    """A kill inside a step (a ref update, the index write, a file write) leaves its lock
-    or temporary file behind; with the journal present they are the request's own."""
-    base = rev(gm.repo, "HEAD")
+def _killed_after_journal(gm: GitMode) -> Path:
+    """A daemon killed just after journalling an edit of b.py; the session's worktree."""
     gm.cli.ok(
         "daemon", "start", "--repo", str(gm.repo), env={**gm.env, "REDLINE_FAULT": "after-journal"}
     )
@@ -217,16 +214,26 @@ def test_locks_and_temporary_files_of_a_killed_step_do_not_block_recovery(gm: Gi
         with pytest.raises((RpcError, OSError)):
             conn.call("apply", {"session": "s", "request": edit("b.py", "VALUE = 1", "VALUE = 2")})
     wait_dead(pid)
+    return wt
+
+
+def test_locks_and_temporary_files_of_a_killed_step_do_not_block_recovery(gm: GitMode) -> None:
+    """A kill inside a step (a ref update, the index write, a file write) leaves its lock
+    or temporary file behind: those provably the request's own are removed."""
+    base = rev(gm.repo, "HEAD")
+    wt = _killed_after_journal(gm)
+    entry = journal.read(journal_dir(gm), "s")
+    assert entry is not None
     git_dir = gm.repo / ".git"
-    leftovers = [
-        git_dir / "worktrees" / "redline-s" / "index.lock",
-        git_dir / "refs" / "heads" / "redline" / "s.lock",
-        git_dir / "refs" / "notes" / "redline.lock",
-        wt / ".b.py.k3j4h5g6.redline-tmp",
-    ]
-    for path in leftovers:
+    leftovers = {
+        git_dir / "worktrees" / "redline-s" / "index.lock": b"",
+        # killed after writing the new id into the lock, before renaming it
+        git_dir / "refs" / "heads" / "redline" / "s.lock": f"{entry.new}\n".encode(),
+        wt / ".b.py.k3j4h5g6.redline-tmp": b"VALUE = 2\n",
+    }
+    for path, data in leftovers.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"")
+        path.write_bytes(data)
 
     gm.cli.ok("session", "list", "--repo", str(gm.repo))
 
@@ -238,6 +245,39 @@ def test_locks_and_temporary_files_of_a_killed_step_do_not_block_recovery(gm: Gi
     assert porcelain(wt) == ""
     code, result = gm.cli.apply("s", edit("a.py", "'Hello, ' + name", "'Hi, ' + name"))
     assert code == 0 and [c["source"] for c in result["commits"]] == ["agent"]
+    assert_fsck_clean(gm.repo)
+
+
+@pytest.mark.parametrize("ref", ["refs/notes/redline", "refs/heads/redline/s"])
+def test_a_lock_git_may_hold_is_never_removed_and_is_named_in_gits_words(
+    gm: GitMode, ref: str
+) -> None:
+    base = rev(gm.repo, "HEAD")
+    wt = _killed_after_journal(gm)
+    lock = gm.repo / ".git" / f"{ref}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_bytes(b"")  # a git process's, as far as anyone can tell
+
+    code, result = gm.cli.apply("s", edit("a.py", "'Hello, ' + name", "'Hi, ' + name"))
+
+    assert code != 0
+    assert lock.exists()
+    text = json.dumps(result) if result else ""
+    assert f"unable to create '{lock}': file exists" in text
+    assert "Another git process seems to be running" in text and f"rm '{lock}'" in text
+    assert "retry the request" not in text
+    assert pending(gm) == ["s"]
+    assert (wt / "a.py").read_text() == gm.git("show", "HEAD:a.py")
+
+    lock.unlink()  # what the message says to do
+    code, result = gm.cli.apply("s", edit("a.py", "'Hello, ' + name", "'Hi, ' + name"))
+
+    assert code == 0, result
+    assert pending(gm) == []
+    records = commit_records(gm.repo, "redline/s", base)
+    assert [r.files for r in records] == [["b.py"], ["a.py"]]  # the interrupted edit, then this
+    assert_every_commit_has_its_note(records)
+    assert (wt / "b.py").read_text() == "VALUE = 2\n" and porcelain(wt) == ""
     assert_fsck_clean(gm.repo)
 
 

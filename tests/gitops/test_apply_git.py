@@ -566,3 +566,25 @@ def test_external_changes_seen_by_a_dry_run_are_committed_by_the_next_request(
     assert [c["source"] for c in result["commits"]] == ["external", "agent"]
     assert result["commits"][0]["paths"] == ["c.txt"]
     assert porcelain(wt) == ""
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_worktree_files_are_written_with_the_modes_git_gives_under_the_umask(
+    repo: Path, umask: int
+) -> None:
+    old = os.umask(umask)
+    try:
+        applier, s = open_applier(repo)
+        wt = Path(s.worktree)
+        result = apply(
+            applier,
+            patch(
+                "*** Add File: new.txt\n+new\n*** Update File: tool.sh\n@@\n-echo one\n+echo two\n"
+            ),
+        )
+    finally:
+        os.umask(old)
+    assert result["status"] == "applied", result
+    assert stat.S_IMODE((wt / "new.txt").stat().st_mode) == 0o666 & ~umask
+    assert stat.S_IMODE((wt / "tool.sh").stat().st_mode) == 0o777 & ~umask
+    assert porcelain(wt) == ""

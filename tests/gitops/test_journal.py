@@ -14,8 +14,7 @@ def _entry(session: str = "s", files: int = 1) -> journal.JournalEntry:
         ref=f"refs/heads/redline/{session}",
         old="a" * 40,
         new="b" * 40,
-        notes_old=None,
-        notes_new="c" * 40,
+        notes={"a" * 40: "c" * 40},
         files={f"src/f{i}.py": ("d" * 40, 0o100644) for i in range(files)} | {"gone.txt": None},
         stage=("src/f0.py",),
     )

@@ -11,6 +11,7 @@ import pytest
 from gitmode_fixtures import FILES, assert_fsck_clean, git, make_repo
 from redline.gitops import refs
 from redline.gitops.packs import StagedObjects, consolidate, write_pack
+from redline.gitops.writer import Writer
 
 
 def _loose(repo: Path) -> set[str]:
@@ -121,7 +122,7 @@ def test_a_ref_never_names_an_object_still_in_memory(repo: Path) -> None:
     commit = _commit_file(handle, "new.txt", b"new\n")
     assert staged.pending == 3
 
-    refs.update(handle, "refs/heads/moved", None, commit, "test: move")
+    refs.update(handle, "refs/heads/moved", None, commit, "test: move", writer=Writer(staged))
 
     assert staged.pending == 0
     assert git(repo, "show", "moved:new.txt") == "new\n"  # a process of its own reads it

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pygit2
 import pytest
 
 from gitmode_fixtures import assert_fsck_clean, git, rev
+from redline.fsops.atomic import LockHeld
 from redline.gitops import refs
 from redline.gitops.errors import GitModeError, RefMoved
 
@@ -57,9 +59,14 @@ def test_a_lock_someone_else_holds_is_respected(repo: Path) -> None:
     lock = repo / ".git" / f"{BRANCH}.lock"
     lock.write_text("git is moving it\n")
 
-    with pytest.raises(RefMoved, match="retry the request"):
-        refs.update(handle, BRANCH, first, second, "redline: edit")
+    with pytest.raises(LockHeld) as held:
+        refs.update(handle, BRANCH, first, second, "redline: edit", wait=0.05)
 
+    # git's own wording: which file, that another process may hold it, how to remove it.
+    message = str(held.value)
+    assert f"unable to create '{lock}': file exists" in message
+    assert "Another git process seems to be running" in message
+    assert f"rm '{lock}'" in message and "retry the request" not in message
     assert lock.read_text() == "git is moving it\n"  # not ours to remove
     assert rev(repo, "redline/topic") == str(first)
 
@@ -123,3 +130,16 @@ def test_reflogs_follow_core_log_all_ref_updates(repo: Path) -> None:
     (repo / ".git/logs" / BRANCH).touch()  # an existing reflog is always appended to
     refs.update(handle, BRANCH, first, second, "redline: edit")
     assert len((repo / ".git/logs" / BRANCH).read_text().splitlines()) == 1
+
+
+def test_a_lock_let_go_of_within_the_wait_is_taken(repo: Path) -> None:
+    handle, first, second = _ids(repo)
+    refs.update(handle, BRANCH, None, first, "redline: edit")
+    lock = repo / ".git" / f"{BRANCH}.lock"
+    lock.write_text("git is moving it\n")
+    threading.Timer(0.1, lock.unlink).start()
+
+    refs.update(handle, BRANCH, first, second, "redline: edit", wait=5.0)
+
+    assert rev(repo, "redline/topic") == str(second)
+    assert not lock.exists()

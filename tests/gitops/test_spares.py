@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from redline.gitops import spares
+from redline.fsops.atomic import write_all
 from redline.gitops.spares import SparePool
+from redline.gitops.writer import PLAIN, Writer
 
 
 def _inodes(folder: Path) -> set[int]:
@@ -40,9 +41,9 @@ def test_a_new_file_takes_a_spare_inode_and_the_pool_is_topped_up(
 ) -> None:
     before = _inodes(pool.folder)
     target = tmp_path / "new.pack"
-    fd = spares.open_new(target, 0o444)
+    fd = Writer(spares=pool).open_new(target, 0o444)
     try:
-        spares.write_all(fd, b"payload")
+        write_all(fd, b"payload")
     finally:
         os.close(fd)
 
@@ -59,7 +60,7 @@ def test_the_pool_is_topped_up_only_once_requests_pause(tmp_path: Path) -> None:
     try:
         _wait_for(pool, 8)
         for i in range(4):
-            os.close(spares.open_new(tmp_path / f"burst-{i}"))
+            os.close(Writer(spares=pool).open_new(tmp_path / f"burst-{i}"))
         time.sleep(0.3)  # well inside the pause: the thread must not have made any
         assert len(pool) == 4
         _wait_for(pool, 8)  # after it
@@ -68,7 +69,7 @@ def test_the_pool_is_topped_up_only_once_requests_pause(tmp_path: Path) -> None:
 
 
 def test_the_mode_is_masked_by_the_umask_as_os_open_does(pool: SparePool, tmp_path: Path) -> None:
-    os.close(spares.open_new(tmp_path / "plain", 0o666))
+    os.close(Writer(spares=pool).open_new(tmp_path / "plain", 0o666))
     plain = os.open(tmp_path / "reference", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     os.close(plain)
     assert stat.S_IMODE((tmp_path / "plain").stat().st_mode) == stat.S_IMODE(
@@ -82,7 +83,7 @@ def test_an_existing_name_is_refused_and_left_alone(pool: SparePool, tmp_path: P
     count = len(pool)
 
     with pytest.raises(FileExistsError):
-        spares.open_new(lock)
+        Writer(spares=pool).open_new(lock)
 
     assert lock.read_bytes() == b"held by git"
     assert len(pool) == count  # the spare it did not use is kept
@@ -126,11 +127,11 @@ def test_a_spare_linked_elsewhere_after_start_is_not_written(tmp_path: Path) -> 
 
 
 def test_without_a_pool_or_when_it_is_empty_files_are_created_as_usual(tmp_path: Path) -> None:
-    os.close(spares.open_new(tmp_path / "one"))
+    os.close(PLAIN.open_new(tmp_path / "one"))
     pool = SparePool(tmp_path / "spares", keep=0)
     pool.start()
     try:
-        fd = spares.open_new(tmp_path / "two", 0o600)
+        fd = Writer(spares=pool).open_new(tmp_path / "two", 0o600)
         os.close(fd)
     finally:
         pool.stop()
@@ -147,7 +148,7 @@ def test_a_pool_on_another_file_system_falls_back(tmp_path: Path) -> None:
     pool.start()
     try:
         _wait_for(pool, 2)
-        os.close(spares.open_new(tmp_path / "made"))
+        os.close(Writer(spares=pool).open_new(tmp_path / "made"))
         assert (tmp_path / "made").is_file()
         assert len(pool) == 2  # the spare it could not use is kept for a file it can
     finally:
@@ -169,7 +170,7 @@ def test_spares_left_by_a_previous_daemon_are_adopted(tmp_path: Path) -> None:
     second.start()
     try:
         assert len(second) >= 4
-        fd = spares.open_new(tmp_path / "taken")
+        fd = Writer(spares=second).open_new(tmp_path / "taken")
         os.close(fd)
         assert (tmp_path / "taken").stat().st_ino in left
     finally:
@@ -183,8 +184,8 @@ def test_concurrent_takers_each_get_their_own_file(pool: SparePool, tmp_path: Pa
     def work(n: int) -> None:
         for i in range(40):
             path = tmp_path / f"t{n}-{i}"
-            fd = spares.open_new(path)
-            spares.write_all(fd, path.name.encode())
+            fd = Writer(spares=pool).open_new(path)
+            write_all(fd, path.name.encode())
             os.close(fd)
             with lock:
                 made.append(path)

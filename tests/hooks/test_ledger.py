@@ -173,8 +173,7 @@ def test_a_note_moving_to_a_fanned_out_path_stays_in_the_ledger(flagged: Flagged
     oid = pygit2.Oid(hex=flagged.commit)
     note = notes.read_note(repo, oid)
     assert note is not None
-    parent = notes.current(repo)
-    notes.publish(repo, parent, notes.prepare(repo, {oid: note}, signature(repo), parent))
+    notes.publish(repo, lambda tip: {oid: note}, signature(repo))
     listing = git(flagged.repo, "ls-tree", "--name-only", "refs/notes/redline").split()
     assert flagged.commit[:2] in listing
     assert flagged.commit not in listing

@@ -13,16 +13,17 @@ from redline import __version__
 from redline.daemon import protocol
 from redline.daemon.protocol import PROTOCOL_VERSION, RpcError
 from redline.engine.edit import EditRequest
-from redline.engine.errors import RequestError
+from redline.engine.errors import RedlineError, RequestError
 from redline.engine.hints import FailureHints
 from redline.engine.result import Result
 from redline.gitops import notes
 from redline.gitops import session as sessions
-from redline.gitops.apply import SessionApplier, recover
-from redline.gitops.errors import GitModeError, SessionError
+from redline.gitops.apply import SessionApplier
+from redline.gitops.errors import SessionError
 from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects, consolidate
 from redline.gitops.repo import main_repository
 from redline.gitops.spares import SparePool
+from redline.gitops.writer import Writer
 from redline.hooks import ledger
 from redline.hooks.approve import approve
 from redline.hooks.config import policy_from_tree
@@ -40,6 +41,7 @@ class Service:
         self.staged = StagedObjects.attach(self.repo)
         # ...and the files it creates take the inode of a spare made ahead of time.
         self.spares = SparePool(self.layout.state / "spares")
+        self.writer = Writer(self.staged, self.spares)
         self._fault = fault
         self._appliers: dict[str, SessionApplier] = {}
         self._hints: dict[str, FailureHints] = {}
@@ -70,16 +72,17 @@ class Service:
                     f"the worktree of session {name!r} ({session.worktree}) is gone; close the "
                     f"session (`redline session close {name} --force`) and open a new one"
                 )
-            done = recover(self.repo, self.layout, session)
-            if done:
-                log.warning("session %s: %s", name, done)
             applier = SessionApplier(
                 self.repo,
                 self.layout,
                 session,
+                writer=self.writer,
                 fault=self._fault,
                 policy_for=lambda tree: policy_from_tree(self.repo, tree),
             )
+            done = applier.publisher.recover()
+            if done:
+                log.warning("session %s: %s", name, done)
             self._appliers[name] = applier
             self.on_session_open(applier)
         return self._appliers[name]
@@ -89,7 +92,7 @@ class Service:
         try:
             return method(params)
         finally:
-            self.staged.flush()
+            self.writer.flush()
             if self.staged.written >= CONSOLIDATE_AFTER:
                 self.consolidate()
 
@@ -188,7 +191,8 @@ class Service:
                 protocol.INVALID_PARAMS, "invalid params", "'edits' must be a list of edit ids"
             )
         return [
-            {"edit": a.edit, "commits": a.commits, "by": a.by} for a in approve(self.repo, edits)
+            {"edit": a.edit, "commits": a.commits, "by": a.by}
+            for a in approve(self.repo, edits, self.writer)
         ]
 
     def log(self, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -244,7 +248,7 @@ def error_for(exc: Exception) -> RpcError:
         return exc
     if isinstance(exc, SessionError):
         return RpcError(protocol.SESSION_ERROR, "session error", str(exc))
-    if isinstance(exc, (GitModeError, RequestError)):
+    if isinstance(exc, RedlineError):  # on purpose: its message says what to do
         return RpcError(protocol.REPOSITORY_ERROR, "cannot do that", str(exc))
     log.exception("internal error")
     return RpcError(

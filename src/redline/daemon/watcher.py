@@ -21,7 +21,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import ObservedWatch
 
-from redline.gitops.apply import DirtyPaths
+from redline.gitops.snapshot import DirtyPaths
 
 log = logging.getLogger("redline.daemon")
 # Events that can change content; reads (opened, closed without writing) are not

@@ -18,6 +18,7 @@
     │   ├── SessionError          a session is missing, exists already, or cannot be closed
     │   ├── RefMoved              a branch moved while redline was committing to it
     │   └── CorruptNotes          refs/notes/redline cannot be read as a notes commit
+    ├── LockHeld                  another process holds git's lock on a file (fsops.atomic)
     ├── PolicyError               the guard policy does not parse or validate (hooks.config)
     ├── ApprovalError             an approval cannot be recorded (hooks.approve)
     ├── InstallError              the guard's hooks cannot be installed or removed (hooks.install)

@@ -10,8 +10,10 @@ always pass.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Protocol, TypeVar
 
 ACTIONS = ("review", "reject")
 MATCH_TYPES = (
@@ -55,11 +57,38 @@ class Violation:
     reason: str  # e.g. "match_type fuzzy is not one of: exact"
 
 
+class Evidence(Protocol):
+    """An operation as the policy judges it: where, and how its text was matched."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def match_type(self) -> str | None: ...  # None: no text was matched (an add, a delete)
+    @property
+    def confidence(self) -> float | None: ...
+
+
+E = TypeVar("E", bound=Evidence)
+
+
 @dataclass(frozen=True)
 class Policy:
     action: str = "review"
     rules: tuple[Rule, ...] = field(default_factory=tuple)
     source: str = "defaults"  # where it was read from, for messages
+
+    def judge(self, operations: Iterable[E]) -> list[tuple[E, Violation]]:
+        """Each rule each operation breaks (the edit's verdict: none means it passes).
+
+        The daemon judges an edit with this when it is made, and the guard judges
+        the same evidence again when it is committed or pushed.
+        """
+        return [
+            (op, violation)
+            for op in operations
+            if op.match_type is not None
+            for violation in self.check(op.path, op.match_type, op.confidence or 0.0)
+        ]
 
     def check(self, path: str, match_type: str, confidence: float) -> list[Violation]:
         """Every rule an edit at ``path`` with this evidence breaks."""

@@ -24,7 +24,8 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from redline.gitops import spares
+from redline.fsops.atomic import LockHeld, locked
+from redline.gitops.writer import PLAIN, Writer
 
 _HEADER = struct.Struct(">4sII")
 _STAT = struct.Struct(">10I")  # ctime s, ns, mtime s, ns, dev, ino, mode, uid, gid, size
@@ -35,8 +36,9 @@ _CHUNK = 1 << 16
 class IndexPatcher:
     """In-place updates of one index file (the session worktree's)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, writer: Writer = PLAIN) -> None:
         self.path = path
+        self.writer = writer
         self._data: bytearray | None = None
         self._offsets: dict[str, int] = {}
         self._end = 0  # offset just past the last entry
@@ -128,35 +130,25 @@ class IndexPatcher:
         assert self._data is not None and self._stamp is not None
         body = memoryview(self._data)[: self._end]
         digest = self._digest(body)
-        lock = self.path.with_name(self.path.name + ".lock")
         try:
-            fd = spares.open_new(lock)
-        except FileExistsError:
+            with locked(self.path, open_new=self.writer.open_new) as lock:
+                if _stamp_or_none(self.path) != self._stamp:
+                    # Rewritten since it was read (by git, which let go of this same lock
+                    # just before it was taken): these patches would undo that write.
+                    self._data = None
+                    lock.release_only()
+                    return False
+                if self._stamp[1] == self._end + len(digest):
+                    self._patch(body, changed, digest)
+                    lock.release_only()
+                else:
+                    lock.write(body)
+                    lock.write(memoryview(digest))
+        except LockHeld:
             self._data = None
             return False  # someone else is writing the index: let libgit2 wait its turn
-        try:
-            if _stamp_or_none(self.path) != self._stamp:
-                # Rewritten since it was read (by git, which let go of this same lock
-                # just before it was taken): these patches would undo that write.
-                self._data = None
-                os.close(fd)
-                lock.unlink()
-                return False
-            in_place = self._stamp[1] == self._end + len(digest)
-            if in_place:
-                os.close(fd)
-                self._patch(body, changed, digest)
-                lock.unlink()
-            else:
-                try:
-                    spares.write_all(fd, body)
-                    spares.write_all(fd, memoryview(digest))
-                finally:
-                    os.close(fd)
-                os.replace(lock, self.path)
         except BaseException:
             self._data = None  # what is on disk is no longer known
-            lock.unlink(missing_ok=True)
             raise
         finally:
             body.release()

@@ -1,10 +1,12 @@
 """The journal that makes a request's commit recoverable after a crash.
 
 Before any ref moves, the journal records what the request will do: the branch
-and notes refs (old → new) and the worktree files to write. Objects are already
-in the object database then. On restart :func:`recover` rolls an interrupted
-request forward when its branch is still where the journal left it, so a
-request is applied whole or (if the branch moved on) not at all.
+(old → new), the note of each new commit, and the worktree files to write.
+Objects are already in the object database then. A request resolves its own
+journal before it answers (gitops.publish); only a process killed in between
+leaves one, which the next start rolls forward when the branch is still where
+the journal left it — a request is applied whole, or (if the branch moved
+elsewhere) not at all.
 
 Each session has one journal file, overwritten in place: a checksummed record,
 or an empty one once the request is done.
@@ -32,8 +34,7 @@ class JournalEntry:
     ref: str
     old: str
     new: str
-    notes_old: str | None
-    notes_new: str | None
+    notes: dict[str, str]  # commit id -> the blob of its note (added to whatever tip is current)
     files: dict[str, tuple[str, int] | None]  # path -> (blob id, mode) or None (delete)
     # paths whose index entries are refreshed last: the files above and the external
     # changes committed with them (already on disk, but staged only at the end)
@@ -41,14 +42,13 @@ class JournalEntry:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "version": 1,
+            "version": 2,
             "session": self.session,
             "request": self.request,
             "ref": self.ref,
             "old": self.old,
             "new": self.new,
-            "notes_old": self.notes_old,
-            "notes_new": self.notes_new,
+            "notes": dict(self.notes),
             "files": {p: (list(v) if v is not None else None) for p, v in self.files.items()},
             "stage": list(self.stage),
         }
@@ -61,8 +61,7 @@ class JournalEntry:
             ref=data["ref"],
             old=data["old"],
             new=data["new"],
-            notes_old=data["notes_old"],
-            notes_new=data["notes_new"],
+            notes={str(c): str(b) for c, b in data["notes"].items()},
             files={
                 p: (str(v[0]), int(v[1])) if v is not None else None
                 for p, v in data["files"].items()

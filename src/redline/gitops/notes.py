@@ -10,18 +10,22 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
-from typing import Any
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
 import pygit2
 
 from redline.gitops import refs
-from redline.gitops.errors import CorruptNotes
+from redline.gitops.errors import CorruptNotes, GitModeError, RefMoved
 from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.repo import NOTES_REF, common_dir
-from redline.gitops.trees import FILE, TREE, Entry, update
+from redline.gitops.trees import FILE, TREE, Entry, with_entries
+from redline.gitops.writer import PLAIN, Writer
 
 SCHEMA = "redline.note/1"
+_Tip = Literal["tip"]
 PREVIEW_LIMIT = 240
 _SECRETS = [
     re.compile(
@@ -71,14 +75,153 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+# --- the note model ---------------------------------------------------------------------
+
+
+@dataclass
+class NoteOperation:
+    """One operation of an edit and, for a replacement, its match evidence."""
+
+    path: str
+    op: str  # edit | update | add | delete | write (external)
+    match_type: str | None = None
+    confidence: float | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    matched_sha256: str | None = None
+    matched_preview: str | None = None
+    other_candidates: int | None = None  # apply_patch: other places the hunk fit
+    anchor_found: bool | None = None  # apply_patch: the @@ anchor was there
+
+    @classmethod
+    def matched(
+        cls, path: str, op: str, match_type: str, confidence: float, start: int, end: int,
+        text: str, **extra: Any,
+    ) -> NoteOperation:  # fmt: skip
+        """An operation that replaced ``text`` (kept as a hash and a redacted preview)."""
+        return cls(path, op, match_type, confidence, start, end, sha256(text), preview(text),
+                   **extra)  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if v is not None or k in ("path", "op")}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> NoteOperation:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class Verdict:
+    """What the policy said about an edit when it was made."""
+
+    verdict: str  # pass | flagged
+    source: str  # where the policy was read from
+    violations: list[dict[str, str]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        if self.verdict == "pass":
+            return {"verdict": "pass", "source": self.source}
+        return {"verdict": self.verdict, "action": "review", "source": self.source,
+                "violations": [dict(v) for v in self.violations]}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Verdict:
+        return cls(str(data.get("verdict", "pass")), str(data.get("source", "")),
+                   [dict(v) for v in data.get("violations", [])])  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Approval:
+    by: str  # "Name <email>"
+    at: str  # UTC, ISO 8601
+
+    def to_json(self) -> dict[str, Any]:
+        return {"by": self.by, "at": self.at}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Approval:
+        return cls(str(data.get("by", "")), str(data.get("at", "")))
+
+
+@dataclass
+class Note:
+    """The evidence of one edit commit, stored as JSON under ``refs/notes/redline``."""
+
+    edit: str
+    request: str
+    session: str
+    tool: str  # edit | apply_patch | external
+    model: str | None
+    source: str  # agent | external
+    operations: list[NoteOperation]
+    created: str = field(default_factory=lambda: utc_now())
+    policy: Verdict | None = None
+    approvals: list[Approval] = field(default_factory=list)
+    cleaned: list[str] | None = None  # invisible characters taken out of the request
+    tolerances: list[str] | None = None  # match types other than exact the edit used
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "schema": SCHEMA,
+            "edit": self.edit,
+            "request": self.request,
+            "session": self.session,
+            "tool": self.tool,
+            "model": self.model,
+            "source": self.source,
+            "created": self.created,
+            "operations": [op.to_json() for op in self.operations],
+            "policy": self.policy.to_json() if self.policy else None,
+            "approvals": [a.to_json() for a in self.approvals],
+        }
+        if self.cleaned is not None:
+            data["cleaned"] = list(self.cleaned)
+        if self.tolerances is not None:
+            data["tolerances"] = list(self.tolerances)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Note:
+        policy = data.get("policy")
+        return cls(
+            edit=str(data.get("edit", "")),
+            request=str(data.get("request", "")),
+            session=str(data.get("session", "")),
+            tool=str(data.get("tool", "")),
+            model=data.get("model"),
+            source=str(data.get("source", "")),
+            operations=[NoteOperation.from_json(op) for op in data.get("operations", [])],
+            created=str(data.get("created", "")),
+            policy=Verdict.from_json(policy) if isinstance(policy, Mapping) else None,
+            approvals=[Approval.from_json(a) for a in data.get("approvals", [])],
+            cleaned=data.get("cleaned"),
+            tolerances=data.get("tolerances"),
+        )
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def encode(note: Mapping[str, Any]) -> bytes:
+    """A note's bytes as stored (stable key order, one key a line)."""
+    return json.dumps(note, ensure_ascii=False, sort_keys=True, indent=1).encode() + b"\n"
+
+
+# --- reading and writing the notes ref --------------------------------------------------
+
+
 def _paths(oid: pygit2.Oid) -> tuple[str, str]:
     hex_id = str(oid)
     return f"{hex_id[:2]}/{hex_id[2:]}", hex_id
 
 
-def read_note(repo: pygit2.Repository, commit: pygit2.Oid) -> dict[str, Any] | None:
-    """The redline note attached to ``commit``, or None."""
-    tree = notes_tree(repo)
+def read_note(
+    repo: pygit2.Repository, commit: pygit2.Oid, at: pygit2.Oid | _Tip | None = "tip"
+) -> dict[str, Any] | None:
+    """The redline note attached to ``commit`` (in notes commit ``at``; default the tip)."""
+    tree = notes_tree(repo, at)
     if tree is None:
         return None
     for path in _paths(commit):
@@ -96,8 +239,15 @@ def read_note(repo: pygit2.Repository, commit: pygit2.Oid) -> dict[str, Any] | N
     return None
 
 
-def notes_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
-    commit = notes_commit(repo)
+def notes_tree(
+    repo: pygit2.Repository, target: pygit2.Oid | _Tip | None = "tip"
+) -> pygit2.Tree | None:
+    """The tree of notes commit ``target`` (default: the one the notes ref points at);
+    CorruptNotes when that is not a notes commit whose tree is present."""
+    if target == "tip":
+        commit = notes_commit(repo)
+    else:
+        commit = _checked_commit(repo, target) if target is not None else None
     return commit.tree if commit is not None else None
 
 
@@ -147,11 +297,15 @@ def _checked_commit(repo: pygit2.Repository, target: pygit2.Oid) -> pygit2.Commi
     return obj
 
 
+NoteData = Mapping[str, Any] | pygit2.Oid  # a note's JSON, or the blob already holding it
+
+
 def prepare(
     repo: pygit2.Repository,
-    notes: Mapping[pygit2.Oid, Mapping[str, Any]],
+    notes: Mapping[pygit2.Oid, NoteData],
     signature: pygit2.Signature,
     parent: pygit2.Oid | None,
+    writer: Writer = PLAIN,
 ) -> pygit2.Oid:
     """Write (not yet publish) a notes commit adding ``notes`` on top of ``parent``
     (CorruptNotes when ``parent`` is not a notes commit whose tree is present)."""
@@ -159,14 +313,27 @@ def prepare(
     changes: dict[str, Entry | None] = {}
     for commit, note in notes.items():
         fanned, flat = _paths(commit)
-        data = json.dumps(note, ensure_ascii=False, sort_keys=True, indent=1).encode() + b"\n"
-        changes[fanned] = Entry(write_blob(repo, data), FILE)
+        blob = note if isinstance(note, pygit2.Oid) else write_blob(repo, encode(note), writer)
+        changes[fanned] = Entry(blob, FILE)
         if tree is not None and flat in tree and tree[flat].filemode != TREE:
             changes[flat] = None
-    new_tree = update(repo, tree, changes)
+    new_tree = with_entries(repo, tree, changes)
     message = "Notes added by redline\n"
     parents = [parent] if parent is not None else []
-    return write_commit(repo, new_tree, parents, signature, signature, message)
+    return write_commit(repo, new_tree, parents, signature, signature, message, writer)
+
+
+def blob_of(
+    repo: pygit2.Repository, commit: pygit2.Oid, at: pygit2.Oid | None
+) -> pygit2.Oid | None:
+    """The blob of ``commit``'s note in notes commit ``at``, or None."""
+    tree = notes_tree(repo, at)
+    for path in _paths(commit) if tree is not None else ():
+        try:
+            return tree[path].id  # type: ignore[index]
+        except KeyError:
+            continue
+    return None
 
 
 def current(repo: pygit2.Repository) -> pygit2.Oid | None:
@@ -182,6 +349,42 @@ def ref_target(repo: pygit2.Repository, name: str) -> pygit2.Oid | None:
     return target if isinstance(target, pygit2.Oid) else None
 
 
-def publish(repo: pygit2.Repository, old: pygit2.Oid | None, new: pygit2.Oid) -> None:
-    """Move the notes ref from ``old`` to ``new`` (compare and swap)."""
-    refs.update(repo, NOTES_REF, old, new, "redline: notes")
+def publish(
+    repo: pygit2.Repository,
+    make: Callable[[pygit2.Oid | None], Mapping[pygit2.Oid, NoteData]],
+    signature: pygit2.Signature,
+    writer: Writer = PLAIN,
+    prepared: tuple[pygit2.Oid | None, pygit2.Oid] | None = None,
+) -> pygit2.Oid | None:
+    """Add notes on top of whatever the notes ref holds now; the new notes commit.
+
+    ``make(tip)`` says which notes to write given the current tip (None: none
+    needed, nothing is written). A compare-and-swap loop: when another process
+    (``git notes``, ``redline approve``, the daemon) moves the ref in between, the
+    notes commit is made again on its new tip, so notes are only ever added —
+    never lost. LockHeld when another process keeps the ref's lock. ``prepared``
+    is a notes commit made ahead on a given parent, tried first while that parent
+    is still the tip (its objects are then written with the request's others).
+    """
+    for _ in range(_ATTEMPTS):
+        parent = current(repo)
+        if prepared is not None and prepared[0] == parent:
+            new = prepared[1]
+        else:
+            notes = make(parent)
+            if not notes:
+                return None
+            new = prepare(repo, notes, signature, parent, writer)
+        prepared = None
+        try:
+            refs.update(repo, NOTES_REF, parent, new, "redline: notes", writer=writer)
+        except RefMoved:
+            continue
+        return new
+    raise GitModeError(
+        f"{NOTES_REF} kept moving while redline was adding to it ({_ATTEMPTS} tries); "
+        "another program is writing notes in a loop — stop it, then retry"
+    )
+
+
+_ATTEMPTS = 50

@@ -22,12 +22,11 @@ from pathlib import Path
 
 import pygit2
 
-from redline.gitops import spares
+from redline.fsops.atomic import OpenNew, create_new, write_all
 
 PRIORITY = 3  # above libgit2's packs (2) and loose objects (1): every write comes here
 CONSOLIDATE_AFTER = 32  # packs written since the last roll-up
 _TMP_PREFIX = "tmp_pack_redline_"
-_ATTACHED: dict[str, StagedObjects] = {}  # repository path -> its staging backend
 
 
 class StagedObjects(pygit2.OdbBackend):
@@ -44,7 +43,6 @@ class StagedObjects(pygit2.OdbBackend):
         staged = cls(Path(repo.path) / "objects")
         staged.remove_temporary_files()
         repo.odb.add_backend(staged, PRIORITY)
-        _ATTACHED[repo.path] = staged
         return staged
 
     # -- the backend ------------------------------------------------------------------
@@ -94,11 +92,11 @@ class StagedObjects(pygit2.OdbBackend):
     def pending(self) -> int:
         return len(self._staged)
 
-    def flush(self) -> None:
+    def flush(self, open_new: OpenNew = create_new) -> None:
         """Write what is staged as one pack (nothing when nothing is)."""
         if not self._staged:
             return
-        write_pack(self.pack_dir, self._staged)
+        write_pack(self.pack_dir, self._staged, open_new)
         self._staged = {}
         self.written += 1
 
@@ -109,19 +107,9 @@ class StagedObjects(pygit2.OdbBackend):
                 leftover.unlink(missing_ok=True)
 
 
-def staged_for(repo: pygit2.Repository) -> StagedObjects | None:
-    """The staging backend attached to ``repo``, if any."""
-    return _ATTACHED.get(repo.path)
-
-
-def flush_staged(repo: pygit2.Repository) -> None:
-    """Write the objects staged for ``repo``, if any: called before a ref may name them."""
-    staged = staged_for(repo)
-    if staged is not None:
-        staged.flush()
-
-
-def write_pack(pack_dir: Path, objects: dict[pygit2.Oid, tuple[int, bytes]]) -> str:
+def write_pack(
+    pack_dir: Path, objects: dict[pygit2.Oid, tuple[int, bytes]], open_new: OpenNew = create_new
+) -> str:
     """Write ``objects`` (id -> (type, data)) as a pack and its index; the pack's name.
 
     The pack is renamed into place before its index, as git does: a pack is
@@ -154,8 +142,8 @@ def write_pack(pack_dir: Path, objects: dict[pygit2.Oid, tuple[int, bytes]]) -> 
     index += struct.pack(f">{len(ids)}I", *offsets)
     index += checksum
     index += hashlib.sha1(index).digest()
-    _write_new(pack_dir, f"{name}.pack", body)
-    _write_new(pack_dir, f"{name}.idx", index)
+    _write_new(pack_dir, f"{name}.pack", body, open_new)
+    _write_new(pack_dir, f"{name}.idx", index, open_new)
     return name
 
 
@@ -172,11 +160,11 @@ def _entry_header(kind: int, size: int) -> bytes:
     return bytes(out)
 
 
-def _write_new(folder: Path, name: str, data: bytes | bytearray) -> None:
+def _write_new(folder: Path, name: str, data: bytes | bytearray, open_new: OpenNew) -> None:
     tmp = folder / f"{_TMP_PREFIX}{name}"
-    fd = spares.open_new(tmp, 0o444)
+    fd = open_new(tmp, 0o444)
     try:
-        spares.write_all(fd, data)
+        write_all(fd, data)
     finally:
         os.close(fd)
     os.replace(tmp, folder / name)

@@ -7,8 +7,8 @@ the same, so a git process that moves the same ref at the same moment either
 waits for the lock or finds the new value; neither side overwrites the other.
 
 Objects staged in memory (see gitops.packs) are written first: a ref never
-names an object that is not on disk. The lock file is created through
-gitops.spares, so in the daemon it takes the inode of a spare.
+names an object that is not on disk. The lock file is created by the caller's
+writer (gitops.writer), so in the daemon it takes the inode of a spare.
 """
 
 from __future__ import annotations
@@ -18,20 +18,32 @@ from pathlib import Path
 
 import pygit2
 
-from redline.gitops import spares
+from redline.fsops.atomic import LOCK_SUFFIX, locked, write_all
 from redline.gitops.errors import GitModeError, RefMoved
 from redline.gitops.objects import ident
-from redline.gitops.packs import flush_staged
 from redline.gitops.repo import common_dir, signature
+from redline.gitops.writer import PLAIN, Writer
 
 _LOGGED = ("refs/heads/", "refs/remotes/", "refs/notes/")  # core.logAllRefUpdates=true
+LOCK_WAIT = 1.0  # seconds to wait for a ref lock another process holds (git's is 0.1)
 
 
 def update(
-    repo: pygit2.Repository, name: str, old: pygit2.Oid | None, new: pygit2.Oid, message: str
+    repo: pygit2.Repository,
+    name: str,
+    old: pygit2.Oid | None,
+    new: pygit2.Oid,
+    message: str,
+    *,
+    writer: Writer = PLAIN,
+    wait: float = LOCK_WAIT,
 ) -> None:
-    """Move ``name`` from ``old`` (None: it must not exist) to ``new``, or raise RefMoved."""
-    flush_staged(repo)
+    """Move ``name`` from ``old`` (None: it must not exist) to ``new``.
+
+    RefMoved when it holds something else; LockHeld (git's wording) when another
+    process holds its lock for longer than ``wait`` seconds.
+    """
+    writer.flush()
     if new not in repo:
         raise GitModeError(
             f"cannot move {name} to {new}: the repository has no such object; "
@@ -39,34 +51,21 @@ def update(
         )
     common = common_dir(repo)
     path = common / name
-    lock = path.with_name(path.name + ".lock")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _cannot(name, exc) from None
-    try:
-        fd = spares.open_new(lock)
-    except FileExistsError:
-        raise RefMoved(name) from None  # someone else is moving it right now
-    except OSError as exc:
-        raise _cannot(name, exc) from None
-    moved = False
-    try:
-        try:
+        with locked(path, wait=wait, open_new=writer.open_new) as lock:
             expected = str(old) if old is not None else None
             if _read(common, name) != expected:
                 raise RefMoved(name)
-            spares.write_all(fd, f"{new}\n".encode())
-        finally:
-            os.close(fd)
-        _log(repo, common, name, expected, str(new), message)
-        os.replace(lock, path)
-        moved = True
+            lock.write(f"{new}\n".encode())
+            _log(repo, common, name, expected, str(new), message)
     except OSError as exc:
         raise _cannot(name, exc) from None
-    finally:
-        if not moved:
-            lock.unlink(missing_ok=True)
+
+
+def lock_path(repo: pygit2.Repository, name: str) -> Path:
+    """Where git's lock on ref ``name`` lives."""
+    return common_dir(repo) / f"{name}{LOCK_SUFFIX}"
 
 
 def _read(common: Path, name: str) -> str | None:
@@ -108,7 +107,7 @@ def _log(
     line = moved + ident(signature(repo)) + f"\t{message}\n".encode()
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        spares.write_all(fd, line)
+        write_all(fd, line)
     finally:
         os.close(fd)
 

@@ -3,13 +3,45 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
 
 from redline.gitops.trees import TREE, Entry, is_tree, lookup
 from redline.gitops.worktree import check_path, entry_on_disk
+
+
+@dataclass
+class DirtyPaths:
+    """Paths the file watcher saw change; ``overflowed`` forces a full walk.
+
+    Until a watcher is attached (``watched``), every snapshot walks the worktree.
+    """
+
+    paths: set[str] = field(default_factory=set)
+    overflowed: bool = True  # nothing is known until the first full walk
+    watched: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, path: str) -> None:
+        with self.lock:
+            self.paths.add(path)
+
+    def overflow(self) -> None:
+        with self.lock:
+            self.overflowed = True
+
+    def take(self) -> set[str] | None:
+        with self.lock:
+            if self.overflowed or not self.watched:
+                self.overflowed = False
+                self.paths.clear()
+                return None
+            taken, self.paths = self.paths, set()
+            return taken
 
 
 class TreeSnapshot:

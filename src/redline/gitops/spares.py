@@ -5,9 +5,10 @@ the worktree file's temporary, ``index.lock``. On a file system short of free
 inodes near a directory, allocating one costs up to a millisecond of kernel
 time, while giving an existing inode a new name costs a hundredth of that.
 A :class:`SparePool` keeps empty files under one folder, topped up by its own
-thread while requests pause, and :func:`open_new` moves one to the name wanted.
+thread while requests pause, and :meth:`SparePool.take` moves one to the name
+wanted; the daemon's writer context (gitops.writer) uses it for every new file.
 
-``open_new`` keeps the meaning of ``open(O_CREAT | O_EXCL)``: ``link(2)``
+``take`` keeps the meaning of ``open(O_CREAT | O_EXCL)``: ``link(2)``
 fails when the name exists, so a lock taken this way excludes git exactly as
 one git takes itself. A spare is trusted only while it is empty and has no
 other name: a process killed between ``link`` and ``unlink`` leaves a spare
@@ -15,7 +16,7 @@ that is also some other file, and such a spare is thrown away (its name only)
 instead of used.
 
 Without a pool (the hooks, the CLI), or when the pool is empty or on another
-file system, ``open_new`` creates the file as usual.
+file system, files are created as usual.
 """
 
 from __future__ import annotations
@@ -29,27 +30,6 @@ from pathlib import Path
 
 KEEP = 1024  # about 170 edits' worth: a burst of requests is served from the pool
 PAUSE = 0.2  # seconds without a request before the pool is topped up
-_pool: SparePool | None = None
-
-
-def open_new(path: Path, mode: int = 0o644) -> int:
-    """A new empty file at ``path``, opened for writing; FileExistsError if ``path`` exists.
-
-    ``mode`` is masked by the umask, as ``os.open`` does.
-    """
-    pool = _pool
-    if pool is not None:
-        fd = pool.take(path, mode)
-        if fd is not None:
-            return fd
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-
-
-def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
-    """Write all of ``data`` to ``fd`` (``os.write`` may write less than asked)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 class SparePool:
@@ -80,8 +60,7 @@ class SparePool:
         self._last_take = 0.0
 
     def start(self) -> None:
-        """Adopt the spares a previous daemon left, install this pool and start topping it up."""
-        global _pool
+        """Adopt the spares a previous daemon left and start topping the pool up."""
         self._umask = os.umask(0o022)  # read it once, while the daemon is starting
         os.umask(self._umask)
         for folder, names in zip(self._bins, self._spares, strict=True):
@@ -95,13 +74,9 @@ class SparePool:
         self._thread = threading.Thread(target=self._top_up, name="redline-spares", daemon=True)
         self._thread.start()
         self._wanted.set()
-        _pool = self
 
     def stop(self) -> None:
-        """Uninstall the pool and stop its thread; the spares stay for the next daemon."""
-        global _pool
-        if _pool is self:
-            _pool = None
+        """Stop the pool's thread; the spares stay for the next daemon."""
         self._stopped.set()
         self._wanted.set()
         if self._thread is not None:

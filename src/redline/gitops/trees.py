@@ -37,7 +37,7 @@ def is_tree(tree: pygit2.Tree, path: str) -> bool:
         return False
 
 
-def update(
+def with_entries(
     repo: pygit2.Repository, tree: pygit2.Tree | None, changes: Mapping[str, Entry | None]
 ) -> pygit2.Oid:
     """Write the tree that is ``tree`` with ``changes`` applied (None deletes a path).
@@ -66,7 +66,7 @@ def update(
             found = repo[existing.id]
             assert isinstance(found, pygit2.Tree)
             subtree = found
-        new_id = update(repo, subtree, sub_changes)
+        new_id = with_entries(repo, subtree, sub_changes)
         written = repo[new_id]
         assert isinstance(written, pygit2.Tree)
         if len(written) == 0:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
-import secrets
 import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
@@ -13,11 +11,10 @@ from pathlib import Path, PurePosixPath
 import pygit2
 
 from redline.engine.errors import RequestError
-from redline.gitops import spares
+from redline.fsops.atomic import TEMP_SUFFIX, remove_temporaries, replace_file
 from redline.gitops.objects import write_blob
 from redline.gitops.trees import EXECUTABLE, FILE, LINK, Entry
-
-TEMP_SUFFIX = ".redline-tmp"
+from redline.gitops.writer import PLAIN, Writer
 
 
 def check_path(root: Path, relative: str) -> str:
@@ -86,8 +83,16 @@ def read_bytes(root: Path, path: str) -> bytes | None:
         return None
 
 
-def write_files(repo: pygit2.Repository, root: Path, files: Mapping[str, Entry | None]) -> None:
-    """Make the worktree hold ``files`` (None deletes), each replaced atomically."""
+def write_files(
+    repo: pygit2.Repository,
+    root: Path,
+    files: Mapping[str, Entry | None],
+    writer: Writer = PLAIN,
+) -> None:
+    """Make the worktree hold ``files`` (None deletes), each replaced atomically.
+
+    Modes are what git's checkout gives: 0o666 or 0o777 less the umask.
+    """
     for path, entry in files.items():
         target = root / path
         if entry is None:
@@ -98,32 +103,24 @@ def write_files(repo: pygit2.Repository, root: Path, files: Mapping[str, Entry |
         target.parent.mkdir(parents=True, exist_ok=True)
         blob = repo[entry.oid]
         assert isinstance(blob, pygit2.Blob)
-        tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
-        fd = spares.open_new(tmp, 0o600)
-        try:
-            if entry.mode == LINK:
-                os.close(fd)
-                os.unlink(tmp)
-                os.symlink(blob.data.decode(), tmp)
-            else:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(blob.data)
-                os.chmod(tmp, 0o755 if entry.mode == EXECUTABLE else 0o644)
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.lexists(tmp):
-                os.unlink(tmp)
-            raise
+        if entry.mode == LINK:
+            tmp = target.parent / f".{target.name}.{os.urandom(4).hex()}{TEMP_SUFFIX}"
+            os.symlink(blob.data.decode(), tmp)
+            try:
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+                raise
+            continue
+        mode = 0o777 if entry.mode == EXECUTABLE else 0o666
+        replace_file(target, blob.data, mode, open_new=writer.open_new)
 
 
 def remove_temp_files(root: Path, paths: Iterable[str]) -> None:
     """Remove the temporary files an interrupted :func:`write_files` left beside ``paths``."""
     for path in paths:
-        target = root / path
-        pattern = f".{glob.escape(target.name)}.*{TEMP_SUFFIX}"
-        with contextlib.suppress(OSError):
-            for tmp in target.parent.glob(pattern):
-                tmp.unlink()
+        remove_temporaries(root / path)
 
 
 def _prune_empty_dirs(root: Path, folder: Path) -> None:

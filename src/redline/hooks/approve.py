@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,12 +10,10 @@ import pygit2
 from redline.engine.errors import RedlineError
 from redline.engine.policy import Policy
 from redline.gitops import notes
-from redline.gitops.errors import RefMoved
 from redline.gitops.repo import signature
+from redline.gitops.writer import PLAIN, Writer
 from redline.hooks import ledger as ledgers
 from redline.hooks.guard import carrying_commit, edit_lines, flagged_operations
-
-_RETRIES = 5
 
 
 class ApprovalError(RedlineError):
@@ -30,7 +27,7 @@ class Approved:
     by: str
 
 
-def approve(repo: pygit2.Repository, names: list[str]) -> list[Approved]:
+def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -> list[Approved]:
     """Record an approval for each edit id (or commit carrying one) in ``names``."""
     ledger = ledgers.load(repo)
     targets: dict[str, list[str]] = {}
@@ -40,30 +37,24 @@ def approve(repo: pygit2.Repository, names: list[str]) -> list[Approved]:
         targets[edit] += [c for c in commits if c not in targets[edit]]
     sig = signature(repo)
     reviewer = f"{sig.name} <{sig.email}>"
-    stamp = {"by": reviewer, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    for _ in range(_RETRIES):
-        parent = notes.current(repo)
+    stamp = notes.Approval(reviewer, notes.utc_now())
+
+    def approved(tip: pygit2.Oid | None) -> dict[pygit2.Oid, dict[str, Any]]:
+        # Made again on each try, from the notes as they are then: a daemon (or git)
+        # adding notes at the same moment loses nothing, and neither does this.
         updated: dict[pygit2.Oid, dict[str, Any]] = {}
         for commits in targets.values():
             for commit in commits:
                 oid = pygit2.Oid(hex=commit)
-                note = notes.read_note(repo, oid)
-                if note is None:
+                data = notes.read_note(repo, oid, at=tip)
+                if data is None:
                     continue
-                note.setdefault("approvals", []).append(stamp)
-                updated[oid] = note
-        if not updated:
-            break
-        new = notes.prepare(repo, updated, sig, parent)
-        try:
-            notes.publish(repo, parent, new)
-            break
-        except RefMoved:
-            continue
-    else:
-        raise ApprovalError(
-            "the notes kept changing while recording the approval; retry `redline approve`"
-        )
+                note = notes.Note.from_json(data)
+                note.approvals.append(stamp)
+                updated[oid] = {**data, "approvals": [a.to_json() for a in note.approvals]}
+        return updated
+
+    notes.publish(repo, approved, sig, writer)
     return [Approved(edit, commits, reviewer) for edit, commits in targets.items()]
 
 

@@ -53,10 +53,7 @@ class Unreadable:
 
 def flagged_operations(entry: Entry, policy: Policy) -> list[tuple[Operation, str, str]]:
     """(operation, rule, reason) for each flag the edit carries now or carried when made."""
-    out: list[tuple[Operation, str, str]] = []
-    for op in entry.operations:
-        for violation in policy.check(op.path, op.match_type, op.confidence):
-            out.append((op, violation.rule, violation.reason))
+    out = [(op, v.rule, v.reason) for op, v in policy.judge(entry.operations)]
     seen = {(op.path, rule) for op, rule, _ in out}
     for flag in entry.flagged:
         path = str(flag.get("path", ""))

@@ -1,0 +1,74 @@
+"""fsops.atomic: git's lock files and temporary files, in one place."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from redline.fsops.atomic import LockHeld, locked, replace_file
+
+
+def test_a_lock_replaces_the_file_when_the_block_succeeds(tmp_path: Path) -> None:
+    target = tmp_path / "HEAD"
+    target.write_text("old\n")
+    with locked(target) as lock:
+        assert (tmp_path / "HEAD.lock").exists()
+        lock.write(b"new\n")
+        assert target.read_text() == "old\n"  # nobody sees the new content before the end
+    assert target.read_text() == "new\n"
+    assert not (tmp_path / "HEAD.lock").exists()
+
+
+def test_an_error_inside_the_block_removes_the_lock_and_keeps_the_file(tmp_path: Path) -> None:
+    target = tmp_path / "HEAD"
+    target.write_text("old\n")
+    with pytest.raises(ZeroDivisionError), locked(target) as lock:
+        lock.write(b"half")
+        _ = 1 / 0
+    assert target.read_text() == "old\n"
+    assert not (tmp_path / "HEAD.lock").exists()
+
+
+def test_release_only_ends_without_replacing(tmp_path: Path) -> None:
+    target = tmp_path / "index"
+    target.write_text("patched in place\n")
+    with locked(target) as lock:
+        lock.release_only()
+    assert target.read_text() == "patched in place\n"
+    assert not (tmp_path / "index.lock").exists()
+
+
+def test_a_lock_held_by_another_process_is_named_in_gits_words_and_left(tmp_path: Path) -> None:
+    target = tmp_path / "HEAD"
+    held = tmp_path / "HEAD.lock"
+    held.write_text("someone else's\n")
+    with pytest.raises(LockHeld) as info, locked(target, wait=0.02):
+        pass
+    message = str(info.value)
+    assert message.startswith(f"unable to create '{held}': file exists.")
+    assert "Another git process seems to be running in this repository" in message
+    assert f"remove it (`rm '{held}'`) and try again" in message
+    assert held.read_text() == "someone else's\n"
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_replace_file_keeps_a_mode_or_gives_what_open_would(tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        kept = tmp_path / "script.sh"
+        kept.write_text("old\n")
+        kept.chmod(0o750)
+        replace_file(kept, b"new\n")
+        fresh = tmp_path / "fresh.txt"
+        replace_file(fresh, b"x\n")
+        explicit = tmp_path / "tool"
+        replace_file(explicit, b"#!/bin/sh\n", 0o777)
+    finally:
+        os.umask(old)
+    assert kept.read_bytes() == b"new\n" and stat.S_IMODE(kept.stat().st_mode) == 0o750
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~umask
+    assert stat.S_IMODE(explicit.stat().st_mode) == 0o777 & ~umask
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.txt", "script.sh", "tool"]

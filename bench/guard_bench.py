@@ -527,11 +527,11 @@ PHASES = textwrap.dedent(
         catchup_notes = len(repo[previous].tree.diff_to_tree(repo[current].tree))
         cache.notes_commit = str(previous)
         t = clock()
-        ledger._catch_up(repo, cache, current)
+        ledger._catch_up(repo, cache, repo[current])
         out["ledger catch-up: last notes commit's changes"] = clock() - t
     t = clock()
     fresh = ledger.Ledger(None, {}, {})
-    ledger._catch_up(repo, fresh, ledger.notes.current(repo))
+    ledger._catch_up(repo, fresh, ledger.notes.notes_commit(repo))
     out["ledger cold: _catch_up (all notes)"] = clock() - t
     t = clock()
     ledger._write_cache(Path(sys.argv[1]), fresh)

@@ -39,6 +39,8 @@ def hermetic_environment(
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    # Crash logs (redline.cli.boundary) go to the cache directory: away from HOME.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
     for name, value in GIT_IDENTITY.items():
         monkeypatch.setenv(name, value)
     yield home

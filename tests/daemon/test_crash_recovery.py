@@ -332,6 +332,8 @@ def test_a_session_that_cannot_be_recovered_does_not_keep_the_daemon_down(gm: Gi
         input=json.dumps(edit("b.py", "VALUE = 1", "VALUE = 2")),
     )
     assert proc.returncode == 1
-    assert "redline/broken" in proc.stderr  # says which branch it could not move
+    failed = json.loads(proc.stdout)  # every apply path answers on stdout
+    assert failed["status"] == "failed"
+    assert "redline/broken" in failed["error"]  # says which branch it could not move
     assert gm.cli.status()["running"] is True
     assert rev(gm.repo, "redline/broken") == tip

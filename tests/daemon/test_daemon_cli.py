@@ -127,8 +127,8 @@ def test_a_duplicate_session_and_an_unknown_session_are_clear_errors(gm: GitMode
         str(gm.repo),
         input=json.dumps(edit("a.py", "a", "b")),
     )
-    assert proc.returncode == 1
-    assert "no session named 'nope'" in proc.stderr
+    assert proc.returncode == 2  # an invalid request: stdout still answers
+    assert "no session named 'nope'" in json.loads(proc.stdout)["error"]
 
 
 def test_apply_through_the_daemon_with_exit_codes(gm: GitMode) -> None:

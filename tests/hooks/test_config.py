@@ -135,7 +135,10 @@ def test_a_broken_pyproject_is_reported(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"pyproject.toml": "[tool.redline\n"})
     with pytest.raises(PolicyError) as caught:
         policy_from_tree(pygit2.Repository(str(repo)), tree_of(repo))
-    assert str(caught.value).startswith("invalid guard policy in pyproject.toml: TOML: ")
+    assert str(caught.value).startswith(
+        "invalid guard policy in pyproject.toml: line 1, column 14: not valid TOML: "
+    )
+    assert caught.value.file == "pyproject.toml"
 
 
 def test_a_broken_section_in_pyproject_names_it(tmp_path: Path) -> None:
@@ -176,7 +179,7 @@ def test_an_empty_policy_file_gives_the_defaults_from_that_file() -> None:
 @pytest.mark.parametrize(
     ("text", "where", "problem"),
     [
-        ("[guard\n", "TOML", ""),
+        ("[guard\n", "line 1, column 7", "not valid TOML: Expected ']'"),
         ('guard = "strict"\n', "guard", "must be a table"),
         ('[policy]\naction = "review"\n', "policy", "unknown key; only [guard] is read"),
         (
@@ -297,8 +300,20 @@ def test_invalid_policies_are_refused_naming_the_key(text: str, where: str, prob
 
 def test_bad_toml_reports_the_parser_position() -> None:
     error = error_in('[guard]\naction = "review\n')
-    assert error.where == "TOML"
-    assert "line 2" in error.problem
+    assert (error.line, error.column) == (2, 17)
+    assert error.where == "line 2, column 17"
+    assert error.problem == "not valid TOML: Illegal character '\\n'"
+    assert str(error) == (
+        "invalid guard policy in .redline.toml: line 2, column 17: not valid TOML: "
+        "Illegal character '\\n'. Fix the file and retry (see the README's Guard section "
+        "for the format)"
+    )
+
+
+def test_bad_toml_at_the_end_of_the_file_points_after_its_last_character() -> None:
+    error = error_in("[guard]\naction = ")
+    assert error.where == "line 2, column 10"
+    assert error.problem == "not valid TOML: Invalid value"
 
 
 def test_unknown_top_level_keys_are_all_named() -> None:

@@ -13,7 +13,14 @@ import click
 
 from redline.daemon.client import Client
 from redline.daemon.lifecycle import DEFAULT_IDLE_TIMEOUT, DaemonError, connect, files_for
-from redline.daemon.paths import DaemonFiles, NoRepository
+from redline.daemon.paths import DaemonFiles
+from redline.engine.errors import RedlineError
+
+
+class SettingError(RedlineError):
+    """An environment variable the CLI reads holds a value it cannot use."""
+
+    exit_code = 2
 
 
 def runtime_dir() -> Path | None:
@@ -28,24 +35,30 @@ def idle_timeout(option: float | None) -> float:
     try:
         return float(value) if value else DEFAULT_IDLE_TIMEOUT
     except ValueError:
-        raise click.UsageError(
-            f"REDLINE_IDLE_TIMEOUT={value!r} is not a number of seconds"
+        raise SettingError(
+            f"REDLINE_IDLE_TIMEOUT={value!r} is not a number of seconds; set it to one "
+            f"(the default is {DEFAULT_IDLE_TIMEOUT:.0f}) or unset it"
         ) from None
 
 
 def daemon_files(repo: Path) -> DaemonFiles:
-    try:
-        return files_for(repo, runtime_dir())
-    except NoRepository as exc:
-        raise click.ClickException(str(exc)) from None
+    """The daemon's files for the repository around ``repo`` (NoRepository when none)."""
+    return files_for(repo, runtime_dir())
 
 
 def daemon_client(repo: Path, idle: float | None = None) -> Client:
+    """A client of the repository's daemon, started when none runs (DaemonError when it
+    cannot be, RpcError when it will not talk to this client)."""
     files = daemon_files(repo)
+    timeout = idle_timeout(idle)
     try:
-        return connect(files, repo, idle_timeout(idle), dict(os.environ))
-    except (DaemonError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
+        return connect(files, repo, timeout, dict(os.environ))
+    except OSError as exc:
+        raise DaemonError(
+            f"cannot reach the redline daemon on {files.socket}: {exc.strerror or exc}; "
+            "`redline daemon status` shows whether it runs (its log is "
+            f"{files.log}); `redline daemon stop`, then retry, restarts it"
+        ) from None
 
 
 repo_option = click.option(

@@ -11,11 +11,16 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from redline.cli._connect import repo_option
+
+if TYPE_CHECKING:
+    from redline.daemon.protocol import RpcError
+    from redline.engine.errors import RedlineError
+    from redline.engine.result import Status
 
 Runner = Callable[[Any], dict[str, Any]]
 
@@ -115,9 +120,7 @@ def _is_problem(decoded: Any) -> bool:
 
 
 def _invalid(problem: str) -> dict[str, Any]:
-    from redline.engine.result import Result
-
-    return Result("invalid", error=str(problem)).to_dict()
+    return _failure("invalid", None, str(problem))
 
 
 def _exit_code(payload: dict[str, Any]) -> int:
@@ -146,16 +149,33 @@ def _embedded_runner(root: Path, dry_run: bool, threshold: float | None) -> Runn
             hints.observe(request.path, turn, result)
         return result.to_dict()
 
+    # Edits replace a file in one step and a patch rolls back what it wrote.
+    return _guarded(run, "nothing was written")
+
+
+def _guarded(run: Runner, aftermath: str, session: str | None = None) -> Runner:
+    """``run``, answering an unexpected exception with a ``failed`` result.
+
+    No input may end the stream: the request that met the bug gets a result
+    (``aftermath`` says what became of it) and the next request still runs.
+    """
+
     def guarded(obj: Any) -> dict[str, Any]:
-        # No input may end the stream: an unexpected exception answers this
-        # request (nothing was written: edits replace a file in one step and a
-        # patch rolls back what it wrote) and the next request still runs.
         try:
             return run(obj)
         except Exception as exc:
-            return Result("failed", path=_given_path(obj), error=_internal_error(exc)).to_dict()
+            error = _internal_error(exc, aftermath)
+            return _failure("failed", obj, error, session)
 
     return guarded
+
+
+def _failure(status: Status, obj: Any, error: str, session: str | None = None) -> dict[str, Any]:
+    from redline.engine.result import Result
+
+    result = Result(status, path=_given_path(obj), error=error)
+    result.session = session
+    return result.to_dict()
 
 
 def _given_path(obj: Any) -> str | None:
@@ -163,11 +183,13 @@ def _given_path(obj: Any) -> str | None:
     return path if isinstance(path, str) else None
 
 
-def _internal_error(exc: Exception) -> str:
+def _internal_error(exc: Exception, aftermath: str) -> str:
+    from redline.cli.boundary import describe, where_logged
+
     return (
-        f"internal error: {type(exc).__name__}: {_clip(str(exc))}; nothing was written. "
-        "This is a bug in redline, not in the request: re-read the file and retry with "
-        "a smaller edit or the exact text, and report the request that caused it"
+        f"internal error: {_clip(describe(exc))}; {aftermath}. This is a bug in redline, "
+        "not in the request: re-read the file and retry with a smaller edit or the exact "
+        f"text, and report the request that caused it ({where_logged(exc)})"
     )
 
 
@@ -176,22 +198,66 @@ def _clip(text: str, limit: int = 300) -> str:
 
 
 def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | None) -> Runner:
+    """Requests through the daemon. Every failure to reach it, or an error it answers
+    with, becomes the request's result: an agent reads stdout, so stdout always answers."""
     from redline.cli._connect import daemon_client
+    from redline.daemon import protocol
     from redline.daemon.protocol import RpcError
+    from redline.engine.errors import RedlineError
 
-    client = daemon_client(repo)
+    unsure = (
+        f"the daemon may or may not have committed it: `redline log {session}` shows the "
+        "session's commits; check there before sending it again"
+    )
+    try:
+        client = daemon_client(repo)
+    except RedlineError as exc:
+        status, error = _cannot_start(exc)
+        return lambda obj: _failure(status, obj, error, session)
 
     def run(obj: Any) -> dict[str, Any]:
         if isinstance(obj, dict) and threshold is not None:
             obj.setdefault("threshold", threshold)
+        params = {"session": session, "request": obj, "dry_run": dry_run}
         try:
-            answer = client.call("apply", {"session": session, "request": obj, "dry_run": dry_run})
+            answer = client.call("apply", params)
         except RpcError as exc:
-            raise click.ClickException(str(exc.data or exc.message)) from None
-        assert isinstance(answer, dict)
+            if exc.code == protocol.CONNECTION_CLOSED:
+                error = f"the daemon closed the connection before answering; {unsure}"
+                return _failure("failed", obj, error, session)
+            return _failure(_rpc_status(exc), obj, _rpc_error(exc), session)
+        except OSError as exc:
+            return _failure(
+                "failed", obj, f"lost the connection to the daemon ({exc}); {unsure}", session
+            )
+        if not isinstance(answer, dict) or "status" not in answer:
+            raise ValueError(f"the daemon answered {_clip(repr(answer))}, not a result")
         return answer
 
-    return run
+    return _guarded(run, unsure, session)
+
+
+def _cannot_start(exc: RedlineError) -> tuple[Status, str]:
+    """The status and error of every request when the daemon cannot be reached."""
+    from redline.daemon.paths import NoRepository
+
+    if isinstance(exc, NoRepository) or exc.exit_code == 2:  # --repo or a setting is wrong
+        return "invalid", str(exc)
+    return "failed", f"{exc}; nothing was sent to the daemon, so nothing was applied"
+
+
+def _rpc_status(exc: RpcError) -> Status:
+    """``invalid`` when the daemon refused the call as asked (unknown session, bad
+    parameters): the same call fails again; ``failed`` otherwise."""
+    from redline.daemon import protocol
+
+    invalid = (protocol.SESSION_ERROR, protocol.INVALID_PARAMS, protocol.INVALID_REQUEST)
+    return "invalid" if exc.code in invalid else "failed"
+
+
+def _rpc_error(exc: RpcError) -> str:
+    data = exc.data
+    return data if isinstance(data, str) and data else str(exc)
 
 
 def _emit(payload: dict[str, Any]) -> None:

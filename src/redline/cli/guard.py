@@ -6,30 +6,26 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from redline.cli._connect import repo_option
+from redline.cli._connect import SettingError, repo_option
 
 if TYPE_CHECKING:
     import pygit2
 
     from redline.engine.policy import Policy
     from redline.hooks import stages
+    from redline.hooks.config import PolicyError
 
 STAGES = ("pre-commit", "pre-merge-commit", "pre-push")
 
 
 def _repo(path: Path) -> pygit2.Repository:
-    import pygit2
+    from redline.gitops.repo import discover
 
-    found = pygit2.discover_repository(str(path))
-    if found is None:
-        raise click.ClickException(
-            f"{path} is not inside a git repository; run redline from a repository or pass --repo"
-        )
-    return pygit2.Repository(found)
+    return discover(path)
 
 
 def _policy(repo: pygit2.Repository, changes: tuple[stages.Change, ...] = ()) -> Policy:
@@ -46,7 +42,23 @@ def _policy(repo: pygit2.Repository, changes: tuple[stages.Change, ...] = ()) ->
                 return policy_from_tree(repo, change.new)
             except PolicyError:
                 continue
-        raise click.ClickException(str(exc)) from None
+        raise exc from None
+
+
+def _broken_policies(
+    repo: pygit2.Repository, changes: list[stages.Change]
+) -> list[tuple[stages.Change, PolicyError]]:
+    """The changes whose new tree holds a policy that does not parse or validate: the
+    guard refuses them, or the next agent edit would meet a policy it cannot read."""
+    from redline.hooks.config import PolicyError, policy_from_tree
+
+    out = []
+    for change in changes:
+        try:
+            policy_from_tree(repo, change.new)
+        except PolicyError as exc:
+            out.append((change, exc))
+    return out
 
 
 @click.command("guard")
@@ -55,7 +67,7 @@ def _policy(repo: pygit2.Repository, changes: tuple[stages.Change, ...] = ()) ->
 def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
     """The hook entry point: refuse a commit or push carrying unapproved flagged edits."""
     from redline.hooks import ledger, stages
-    from redline.hooks.guard import blocked, describe
+    from redline.hooks.guard import blocked, describe, describe_broken_policy, unreadable_notes
 
     # Git runs hooks at the top of the worktree, with GIT_DIR / GIT_INDEX_FILE set
     # for the repository and the index being committed.
@@ -65,7 +77,7 @@ def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
     if from_ref and to_ref:  # pre-commit framework: pre-push stage, or run --from-ref/--to-ref
         change = stages.range_change(repo, from_ref, to_ref, "the push")
         if change is None and to_ref != stages.ZERO:
-            raise click.ClickException(
+            raise SettingError(
                 f"cannot resolve PRE_COMMIT_TO_REF {to_ref!r} to a commit of this repository; "
                 "pass --to-ref a commit, branch or tag that exists here"
             )
@@ -78,13 +90,19 @@ def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
         if index_path is not None and not index_path.is_absolute():
             index_path = Path.cwd() / index_path
         changes = [stages.commit_change(repo, index_path, stages.amending())]
+    committing = stage != "pre-push" and not (from_ref and to_ref)
+    for change, error in _broken_policies(repo, changes):
+        click.echo(describe_broken_policy(error, change.label, committing), err=True)
+        sys.exit(1)
     policy = _policy(repo, tuple(changes))
     entries = ledger.load(repo)
     found = []
+    unreadable = []
     for change in changes:
         found += blocked(repo, entries, policy, change.parent, change.new)
-    if found:
-        click.echo(describe(found), err=True)
+        unreadable += unreadable_notes(repo, entries, change.parent, change.new)
+    if found or unreadable:
+        click.echo(describe(found, dict.fromkeys(unreadable)), err=True)
         sys.exit(1)
 
 
@@ -93,12 +111,9 @@ def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
 @click.argument("edits", nargs=-1, required=True)
 def approve_command(repo: Path, edits: tuple[str, ...]) -> None:
     """Approve flagged edits (an edit id, or the commit that carries it)."""
-    from redline.hooks.approve import ApprovalError, approve
+    from redline.hooks.approve import approve
 
-    try:
-        done = approve(_repo(repo), list(edits))
-    except ApprovalError as exc:
-        raise click.ClickException(str(exc)) from None
+    done = approve(_repo(repo), list(edits))
     for item in done:
         click.echo(f"approved edit {item.edit} ({len(item.commits)} note(s)) as {item.by}")
 
@@ -108,16 +123,26 @@ def approve_command(repo: Path, edits: tuple[str, ...]) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def review_command(repo: Path, as_json: bool) -> None:
     """List the flagged edits still waiting for approval, with their diffs."""
+    from redline.hooks import ledger
     from redline.hooks.approve import waiting
+    from redline.hooks.guard import Unreadable, describe_unreadable
 
     git = _repo(repo)
-    items = waiting(git, _policy(git))
+    entries = ledger.load(git)
+    items = waiting(git, _policy(git), entries)
+    unreadable = [Unreadable(c, why) for c, why in sorted(entries.unreadable.items())]
     if as_json:
         click.echo(json.dumps(items))
-        return
-    if not items:
+    elif items:
+        _show_waiting(items)
+    elif not unreadable:
         click.echo("nothing waiting: every flagged edit is approved")
-        return
+    if unreadable:  # they may be flagged edits too: say so, and fail
+        click.echo(describe_unreadable(unreadable, "redline review: "), err=True)
+        sys.exit(1)
+
+
+def _show_waiting(items: list[dict[str, Any]]) -> None:
     for item in items:
         lines = f"lines {item['start_line']}-{item['end_line']}" if item["start_line"] else ""
         click.secho(
@@ -140,12 +165,9 @@ def hooks_group() -> None:
 @click.option("--hooks-path", is_flag=True, help="Install into core.hooksPath when it is set.")
 def install_command(repo: Path, hooks_path: bool) -> None:
     """Install pre-commit, pre-merge-commit and pre-push hooks that run `redline guard`."""
-    from redline.hooks.install import InstallError, install
+    from redline.hooks.install import install
 
-    try:
-        done = install(_repo(repo), sys.executable, hooks_path)
-    except InstallError as exc:
-        raise click.ClickException(str(exc)) from None
+    done = install(_repo(repo), sys.executable, hooks_path)
     for line in done:
         click.echo(line)
 
@@ -155,11 +177,8 @@ def install_command(repo: Path, hooks_path: bool) -> None:
 @click.option("--hooks-path", is_flag=True, help="Uninstall from core.hooksPath when it is set.")
 def uninstall_command(repo: Path, hooks_path: bool) -> None:
     """Remove redline's hooks, restoring any hook they had set aside."""
-    from redline.hooks.install import InstallError, uninstall
+    from redline.hooks.install import uninstall
 
-    try:
-        done = uninstall(_repo(repo), hooks_path)
-    except InstallError as exc:
-        raise click.ClickException(str(exc)) from None
+    done = uninstall(_repo(repo), hooks_path)
     for line in done or ["no redline hooks were installed"]:
         click.echo(line)

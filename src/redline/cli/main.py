@@ -5,6 +5,8 @@ module (the session client and the guard hook start on every edit and commit).""
 from __future__ import annotations
 
 import importlib
+import sys
+from typing import Any
 
 import click
 
@@ -26,7 +28,20 @@ COMMANDS = {
 
 
 class _LazyGroup(click.Group):
-    """A group whose commands are imported when used (or listed by --help)."""
+    """A group whose commands are imported when used (or listed by --help), and the
+    CLI's one error boundary (``redline.cli.boundary``): click handles its own usage
+    errors as usual; a RedlineError is its message and exit code; anything else is
+    "unexpected error" and the path of a crash log, never a traceback."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().main(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # reaches here only with standalone_mode=False: the caller handles it
+        except Exception as exc:
+            from redline.cli.boundary import report
+
+            sys.exit(report(exc))
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)

@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from redline.daemon.protocol import PROTOCOL_VERSION, RpcError, encode
+from redline.daemon.protocol import CONNECTION_CLOSED, PROTOCOL_VERSION, RpcError, encode
 
 
 class Client:
@@ -31,7 +31,7 @@ class Client:
         # matched text included) must reach the caller whatever its size.
         line = self._reader.readline()
         if not line.endswith(b"\n"):
-            raise RpcError(-32000, "the daemon closed the connection")
+            raise RpcError(CONNECTION_CLOSED, "the daemon closed the connection")
         answer = json.loads(line)
         if "error" in answer:
             err = answer["error"]

@@ -21,12 +21,13 @@ from typing import IO, Any
 from redline.daemon.client import Client
 from redline.daemon.paths import DaemonFiles, common_dir
 from redline.daemon.protocol import RpcError
+from redline.engine.errors import RedlineError
 
 DEFAULT_IDLE_TIMEOUT = 900.0
 START_TIMEOUT = 15.0
 
 
-class DaemonError(Exception):
+class DaemonError(RedlineError):
     """The daemon could not be started, reached or stopped; the message says why."""
 
 

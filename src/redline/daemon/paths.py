@@ -5,16 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from redline.gitops.errors import NotARepository
+
 # sun_path holds 108 bytes on Linux (104 on macOS) including the final NUL.
 MAX_SOCKET_PATH = 100
 
 
-class NoRepository(Exception):
+class NoRepository(NotARepository):
+    """Not inside a git repository, found the client's way (without pygit2)."""
+
     def __init__(self, path: Path) -> None:
-        self.path = path
-        super().__init__(
-            f"{path} is not inside a git repository; run redline from a repository or pass --repo"
-        )
+        super().__init__(str(path))
 
 
 def common_dir(start: Path) -> Path:

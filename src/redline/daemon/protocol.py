@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from redline.engine.errors import RedlineError
+
 PROTOCOL_VERSION = 1
 MAX_MESSAGE = 8 * 1024 * 1024  # bytes in one request line (results are not cut)
 
@@ -17,9 +19,11 @@ INTERNAL_ERROR = -32603
 SESSION_ERROR = -32001
 REPOSITORY_ERROR = -32002
 SHUTTING_DOWN = -32003
+# The client's own: the daemon closed the connection before answering.
+CONNECTION_CLOSED = -32000
 
 
-class RpcError(Exception):
+class RpcError(RedlineError):
     """An error answer from the daemon (or a broken exchange)."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:

@@ -1,17 +1,39 @@
-"""Exceptions raised by the engine.
+"""Every error redline raises on purpose, drawn as one tree.
 
-    RedlineError
+    RedlineError                  exit code 1 unless noted
     ├── FileFormatError           a file's bytes cannot be edited as text
     │   ├── BinaryFileError       NUL bytes or no text encoding fits
     │   └── EncodingError         the edited text cannot be written back in the file's encoding
-    ├── RequestError              a request is malformed (maps to status ``invalid``)
+    ├── RequestError              a request is malformed (status ``invalid``); exit 2
     │   └── PatchSyntaxError      an apply_patch text breaks the format (engine.patch_parse)
-    └── MergeRefusal              a tolerant match cannot be applied without a guess
-        ├── MergeConflict         the edit changes text that differs in the file
-        └── TooDifferent          the block is another block, not the one quoted
+    ├── MergeRefusal              a tolerant match cannot be applied without a guess
+    │   ├── MergeConflict         the edit changes text that differs in the file
+    │   └── TooDifferent          the block is another block, not the one quoted
+    ├── HunkError                 an apply_patch hunk cannot be placed (engine.hunks)
+    ├── _GroupFailure             one file group of a patch cannot be planned; caught inside
+    │                             engine.patch_plan, never seen outside it
+    ├── GitModeError              a git-mode operation cannot proceed (gitops.errors)
+    │   ├── NotARepository        the path is not inside a git repository
+    │   │   └── NoRepository      the same, found by the CLI without pygit2 (daemon.paths)
+    │   ├── SessionError          a session is missing, exists already, or cannot be closed
+    │   ├── RefMoved              a branch moved while redline was committing to it
+    │   └── CorruptNotes          refs/notes/redline cannot be read as a notes commit
+    ├── LockHeld                  another process holds git's lock on a file (fsops.atomic)
+    ├── PolicyError               the guard policy does not parse or validate (hooks.config)
+    ├── ApprovalError             an approval cannot be recorded (hooks.approve)
+    ├── InstallError              the guard's hooks cannot be installed or removed (hooks.install)
+    ├── DaemonError               the daemon cannot be started, reached or stopped
+    │                             (daemon.lifecycle)
+    ├── RpcError                  the daemon answered a call with an error (daemon.protocol)
+    └── SettingError              an environment setting the CLI reads is unusable; exit 2
+                                  (cli._connect)
 
-Each carries the data a caller needs to explain it; ``str(exc)`` is the
-user-facing message and says what to do next.
+The classes live in their layer's module (the engine imports neither pygit2
+nor sockets); this drawing is the one place that shows them all, and a test
+checks that every subclass appears in it. Each carries the data a caller needs
+to explain it; ``str(exc)`` is the user-facing message and says what to do
+next, and ``exit_code`` is the process exit status the CLI gives it (the CLI's
+one error boundary, ``redline.cli.boundary``, is where it is used).
 """
 
 from __future__ import annotations
@@ -19,6 +41,8 @@ from __future__ import annotations
 
 class RedlineError(Exception):
     """Base class of every error redline raises on purpose."""
+
+    exit_code = 1
 
 
 class FileFormatError(RedlineError):
@@ -47,6 +71,8 @@ class EncodingError(FileFormatError):
 
 class RequestError(RedlineError):
     """A request that cannot be carried out as written."""
+
+    exit_code = 2
 
     def __init__(self, message: str, field: str | None = None) -> None:
         self.field = field

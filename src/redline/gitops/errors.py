@@ -1,11 +1,4 @@
-"""Errors of git mode.
-
-RedlineError (engine.errors)
-└── GitModeError            a git-mode operation cannot proceed; the message says why
-    ├── NotARepository      the path is not inside a git repository
-    ├── SessionError        a session is missing, exists already, or cannot be closed
-    └── RefMoved            a branch moved while redline was committing to it
-"""
+"""Errors of git mode (their place in the tree: ``redline.engine.errors``)."""
 
 from __future__ import annotations
 
@@ -34,4 +27,23 @@ class RefMoved(GitModeError):
         super().__init__(
             f"{ref} moved while redline was committing to it (another process committed "
             "there); nothing was written — retry the request"
+        )
+
+
+class CorruptNotes(GitModeError):
+    """The notes ref cannot be read as a notes commit; ``problem`` says what is wrong
+    with it and ``remedy`` how to repair it (git's own commands)."""
+
+    def __init__(self, ref: str, problem: str, remedy: str | None = None) -> None:
+        self.ref = ref
+        self.problem = problem
+        self.remedy = remedy or (
+            f"Restore it with `git update-ref {ref} <good commit>` (`git reflog {ref}` lists "
+            f"its earlier values), fetch it again with `git fetch <remote> +{ref}:{ref}`, "
+            f"or remove it with `git update-ref -d {ref}` (which forgets every recorded edit "
+            "and approval)"
+        )
+        super().__init__(
+            f"{ref} {problem}, so redline cannot read the edit evidence (the guard refuses "
+            f"commits and pushes until it can). {self.remedy}"
         )

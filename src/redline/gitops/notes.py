@@ -18,9 +18,9 @@ from typing import Any, Literal
 import pygit2
 
 from redline.gitops import refs
-from redline.gitops.errors import GitModeError, RefMoved
+from redline.gitops.errors import CorruptNotes, GitModeError, RefMoved
 from redline.gitops.objects import write_blob, write_commit
-from redline.gitops.repo import NOTES_REF
+from redline.gitops.repo import NOTES_REF, common_dir
 from redline.gitops.trees import FILE, TREE, Entry, with_entries
 from redline.gitops.writer import PLAIN, Writer
 
@@ -221,7 +221,7 @@ def read_note(
     repo: pygit2.Repository, commit: pygit2.Oid, at: pygit2.Oid | _Tip | None = "tip"
 ) -> dict[str, Any] | None:
     """The redline note attached to ``commit`` (in notes commit ``at``; default the tip)."""
-    tree = notes_tree(repo, current(repo) if at == "tip" else at)
+    tree = notes_tree(repo, at)
     if tree is None:
         return None
     for path in _paths(commit):
@@ -242,13 +242,59 @@ def read_note(
 def notes_tree(
     repo: pygit2.Repository, target: pygit2.Oid | _Tip | None = "tip"
 ) -> pygit2.Tree | None:
+    """The tree of notes commit ``target`` (default: the one the notes ref points at);
+    CorruptNotes when that is not a notes commit whose tree is present."""
     if target == "tip":
-        target = current(repo)
-    if target is None:
+        commit = notes_commit(repo)
+    else:
+        commit = _checked_commit(repo, target) if target is not None else None
+    return commit.tree if commit is not None else None
+
+
+def notes_commit(repo: pygit2.Repository) -> pygit2.Commit | None:
+    """The commit ``refs/notes/redline`` points at; None when there are no notes.
+
+    Raises :class:`CorruptNotes` when the ref cannot be read, or points at a
+    missing object or at anything but a commit whose tree is present.
+    """
+    try:
+        ref = repo.references.get(NOTES_REF)
+    except pygit2.GitError as exc:
+        path = common_dir(repo) / NOTES_REF
+        raise CorruptNotes(
+            NOTES_REF,
+            f"cannot be read as a reference ({exc})",
+            f"Remove the broken file {path}, then restore the ref with `git update-ref "
+            f"{NOTES_REF} <good commit>` or fetch it again with "
+            f"`git fetch <remote> +{NOTES_REF}:{NOTES_REF}`",
+        ) from None
+    if ref is None:
         return None
-    commit = repo[target]
-    assert isinstance(commit, pygit2.Commit)
-    return commit.tree
+    target = ref.target
+    if not isinstance(target, pygit2.Oid):
+        raise CorruptNotes(
+            NOTES_REF, f"is a symbolic reference (to {target}), not a pointer to a notes commit"
+        )
+    return _checked_commit(repo, target)
+
+
+def _checked_commit(repo: pygit2.Repository, target: pygit2.Oid) -> pygit2.Commit:
+    """The notes commit the notes ref points at, ``target`` (CorruptNotes when it is not one)."""
+    obj = repo.get(target)
+    if obj is None:
+        raise CorruptNotes(NOTES_REF, f"points at {target}, an object missing from the repository")
+    if not isinstance(obj, pygit2.Commit):
+        raise CorruptNotes(
+            NOTES_REF,
+            f"does not point at a notes commit (it points at a {obj.type_str}, {str(target)[:12]})",
+        )
+    if repo.get(obj.tree_id) is None:
+        raise CorruptNotes(
+            NOTES_REF,
+            f"points at commit {str(target)[:12]}, whose tree {obj.tree_id} is missing "
+            "from the repository",
+        )
+    return obj
 
 
 NoteData = Mapping[str, Any] | pygit2.Oid  # a note's JSON, or the blob already holding it
@@ -261,8 +307,9 @@ def prepare(
     parent: pygit2.Oid | None,
     writer: Writer = PLAIN,
 ) -> pygit2.Oid:
-    """Write (not yet publish) a notes commit adding ``notes`` on top of ``parent``."""
-    tree = repo[parent].tree if parent is not None else None
+    """Write (not yet publish) a notes commit adding ``notes`` on top of ``parent``
+    (CorruptNotes when ``parent`` is not a notes commit whose tree is present)."""
+    tree = _checked_commit(repo, parent).tree if parent is not None else None
     changes: dict[str, Entry | None] = {}
     for commit, note in notes.items():
         fanned, flat = _paths(commit)

@@ -65,6 +65,13 @@ def _resolve(repo: pygit2.Repository, ledger: ledgers.Ledger, name: str) -> tupl
         commit = repo.revparse_single(name).peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
         commit = None
+    if commit is not None and str(commit.id) in ledger.unreadable:
+        raise ApprovalError(
+            f"the evidence note of commit {str(commit.id)[:12]} cannot be read "
+            f"({ledger.unreadable[str(commit.id)]}), so there is no edit to approve; repair "
+            f"it (`git notes --ref=redline edit {str(commit.id)[:12]}`) or restore "
+            "refs/notes/redline from a good copy, then approve again"
+        )
     if commit is not None:
         note = notes.read_note(repo, commit.id)
         if note is not None and note.get("edit"):
@@ -80,9 +87,11 @@ def _resolve(repo: pygit2.Repository, ledger: ledgers.Ledger, name: str) -> tupl
     )
 
 
-def waiting(repo: pygit2.Repository, policy: Policy) -> list[dict[str, Any]]:
+def waiting(
+    repo: pygit2.Repository, policy: Policy, ledger: ledgers.Ledger | None = None
+) -> list[dict[str, Any]]:
     """Flagged, unapproved edits with their diffs, oldest first."""
-    ledger = ledgers.load(repo)
+    ledger = ledger or ledgers.load(repo)
     out = []
     for entry in ledger.entries.values():
         if entry.approved:

@@ -6,6 +6,7 @@ commit's hook, and its start-up time is part of every commit.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from typing import Any
 
@@ -19,15 +20,52 @@ _GUARD_KEYS = {"action", "protect"}
 _RULE_KEYS = {"paths", "require", "min_confidence"}
 
 
+_POSITION = re.compile(
+    r"^(?P<reason>.*) \(at (?:line (?P<line>\d+), column (?P<column>\d+)|end of document)\)$", re.S
+)
+
+
 class PolicyError(RedlineError):
-    def __init__(self, source: str, where: str, problem: str) -> None:
+    """The policy in ``source`` cannot be used: ``where`` (a key, or a line and column
+    when the file is not TOML) and ``problem`` say why."""
+
+    def __init__(
+        self,
+        source: str,
+        where: str,
+        problem: str,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
         self.source = source
         self.where = where
         self.problem = problem
+        self.line = line
+        self.column = column
         super().__init__(
             f"invalid guard policy in {source}: {where}: {problem}. Fix the file and retry "
             "(see the README's Guard section for the format)"
         )
+
+    @property
+    def file(self) -> str:
+        """The file to fix (``source`` may name a section of it)."""
+        return self.source.partition(" ")[0]
+
+
+def _not_toml(exc: tomllib.TOMLDecodeError, text: str, source: str) -> PolicyError:
+    """The parser's reason, line and column (tomllib puts them in its message only)."""
+    found = _POSITION.match(str(exc))
+    if found is None:
+        return PolicyError(source, "TOML", f"not valid TOML: {exc}")
+    if found["line"] is not None:
+        line, column = int(found["line"]), int(found["column"])
+    else:  # at the end of the document: after its last character
+        lines = text.split("\n")
+        line, column = len(lines), len(lines[-1]) + 1
+    return PolicyError(
+        source, f"line {line}, column {column}", f"not valid TOML: {found['reason']}", line, column
+    )
 
 
 def policy_from_tree(repo: pygit2.Repository, tree: pygit2.Tree | None) -> Policy:
@@ -42,7 +80,7 @@ def policy_from_tree(repo: pygit2.Repository, tree: pygit2.Tree | None) -> Polic
         try:
             data = tomllib.loads(pyproject)
         except tomllib.TOMLDecodeError as exc:
-            raise PolicyError(PYPROJECT, "TOML", str(exc)) from None
+            raise _not_toml(exc, pyproject, PYPROJECT) from None
         tool = data.get("tool")
         section = tool.get("redline") if isinstance(tool, dict) else None
         if section is not None:
@@ -54,7 +92,7 @@ def parse_policy(text: str, source: str) -> Policy:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise PolicyError(source, "TOML", str(exc)) from None
+        raise _not_toml(exc, text, source) from None
     return _policy(data, source)
 
 

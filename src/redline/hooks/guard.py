@@ -6,17 +6,25 @@ new tree) when lines it inserted are in the new version of its file and not in
 the parent's — so a squash merge, a cherry-pick or later manual changes do not
 slip it through, and an edit whose lines were removed again no longer blocks.
 An edit that only deleted lines is carried while those lines stay deleted.
+
+The guard fails closed: a note it cannot read (``Ledger.unreadable``) blocks
+every change touching a path its commit touched, since nothing tells whether
+it records a flagged edit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pygit2
 
 from redline.engine.policy import Policy
 from redline.hooks.ledger import Entry, Ledger, Operation
+
+if TYPE_CHECKING:
+    from redline.hooks.config import PolicyError
 
 # Lines this short or made only of punctuation ("}", "pass", "") prove nothing.
 MIN_SIGNIFICANT = 4
@@ -32,6 +40,14 @@ class Blocked:
     match_type: str
     confidence: float
     rule: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A commit whose evidence note cannot be read, and why."""
+
+    commit: str
     reason: str
 
 
@@ -91,6 +107,28 @@ def blocked(
                     )
                 )
     return sorted(found, key=lambda b: (b.path, b.start_line or 0, b.edit))
+
+
+def unreadable_notes(
+    repo: pygit2.Repository,
+    ledger: Ledger,
+    parent: pygit2.Tree | None,
+    new: pygit2.Tree | pygit2.Index,
+) -> list[Unreadable]:
+    """The unreadable notes whose commits touched a path the change ``parent`` → ``new``
+    touches (a note of a commit this repository lacks cannot be carried: skipped)."""
+    if not ledger.unreadable:
+        return []
+    changed = _changed_paths(repo, parent, new)
+    found: list[Unreadable] = []
+    for commit_id, reason in sorted(ledger.unreadable.items()):
+        commit = repo.get(commit_id)
+        if not isinstance(commit, pygit2.Commit):
+            continue
+        before = commit.parents[0].tree if commit.parents else None
+        if _changed_paths(repo, before, commit.tree) & changed:
+            found.append(Unreadable(commit_id, reason))
+    return found
 
 
 def _changed_paths(
@@ -176,8 +214,52 @@ def _significant(lines: Iterable[str]) -> set[str]:
     }
 
 
-def describe(found: list[Blocked]) -> str:
-    """The refusal, one edit per line, and how to clear it."""
+def describe(found: list[Blocked], unreadable: Iterable[Unreadable] = ()) -> str:
+    """The refusal, one edit (or unreadable note) per line, and how to clear it."""
+    parts = [_describe_blocked(found)] if found else []
+    unreadable = list(unreadable)
+    if unreadable:
+        parts.append(describe_unreadable(unreadable, "redline guard: refused — "))
+    return "\n".join(parts)
+
+
+def describe_broken_policy(error: PolicyError, label: str, committing: bool) -> str:
+    """The refusal of a commit or push whose policy file does not parse, and the fix."""
+    in_what = label if label.startswith("the ") else f"the {label}"
+    fix = (
+        f"stage it with `git add {error.file}` and commit again"
+        if committing
+        else "commit the fixed file and push again"
+    )
+    return (
+        f"redline guard: refused — the guard policy in {in_what} cannot be read:\n"
+        f"  {error.source}, {error.where}: {error.problem}\n"
+        f"Fix {error.file} (the README's Guard section shows the format), {fix}: every "
+        "later agent edit would be judged by a policy redline cannot read."
+    )
+
+
+def describe_unreadable(unreadable: list[Unreadable], lead: str) -> str:
+    """What the guard (or review) cannot read, and how to repair it."""
+    count = len(unreadable)
+    lines = [
+        f"{lead}the evidence note of {count} commit"
+        + ("" if count == 1 else "s")
+        + " in refs/notes/redline cannot be read, so redline cannot tell whether "
+        + ("it records" if count == 1 else "they record")
+        + " a flagged edit:"
+    ]
+    lines += [f"  commit {u.commit[:12]}: {u.reason}" for u in unreadable]
+    commit = unreadable[0].commit[:12] if count == 1 else "COMMIT"
+    lines.append(
+        f"Repair the note (`git notes --ref=redline edit {commit}`, or restore refs/notes/redline "
+        "from a good copy), or, once a person has reviewed the commit's diff, remove it "
+        f"(`git notes --ref=redline remove {commit}`); then try again."
+    )
+    return "\n".join(lines)
+
+
+def _describe_blocked(found: list[Blocked]) -> str:
     lines = [
         f"redline guard: refused — {len(found)} flagged edit"
         + ("" if len(found) == 1 else "s")

@@ -4,6 +4,13 @@ Reading 5,000 notes on every commit would be slow, so the ledger is cached in
 ``<git-common-dir>/redline/ledger.json``, keyed by the notes commit it was
 built from, and brought up to date by diffing the notes trees (only changed
 notes are read). The notes stay the source of truth.
+
+What cannot be read is never skipped silently: a notes ref that does not lead
+to a notes tree raises :class:`~redline.gitops.errors.CorruptNotes`, and a
+note that is not a redline note (bad JSON, a missing blob, the wrong shape) is
+listed in ``Ledger.unreadable`` by its commit, for the guard to refuse on.
+Notes that look like exact-only redline notes are checked for their shape
+(an object naming the redline schema), not parsed: most notes are those.
 """
 
 from __future__ import annotations
@@ -18,14 +25,16 @@ from typing import Any
 import pygit2
 
 from redline.gitops import notes
-from redline.gitops.repo import common_dir
+from redline.gitops.errors import CorruptNotes
+from redline.gitops.repo import NOTES_REF, common_dir
 
-VERSION = 1
+VERSION = 2
 # Only notes with a tolerant match, a confidence below 1 or a flag enter the
 # ledger; this finds the rest without parsing their JSON (most notes are exact).
 _MAYBE_TOLERANT = re.compile(
     rb'"match_type":\s*"(?!exact")|"confidence":\s*0|"verdict":\s*"flagged"'
 )
+_NOTE_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a note's path, fan-out removed
 
 
 @dataclass
@@ -57,8 +66,10 @@ class Ledger:
     notes_commit: str | None
     entries: dict[str, Entry]
     by_commit: dict[str, str]  # note's commit -> edit id
+    unreadable: dict[str, str] = field(default_factory=dict)  # note's commit -> why
 
     def forget(self, commit: str) -> None:
+        self.unreadable.pop(commit, None)
         edit = self.by_commit.pop(commit, None)
         if edit is None or edit not in self.entries:
             return
@@ -101,32 +112,47 @@ def cache_path(repo: pygit2.Repository) -> Path:
 
 
 def load(repo: pygit2.Repository) -> Ledger:
-    """The ledger as of the current notes, from the cache when it can be."""
-    current = notes.current(repo)
+    """The ledger as of the current notes, from the cache when it can be.
+
+    Raises CorruptNotes when the notes ref does not lead to a readable notes tree.
+    """
+    commit = notes.notes_commit(repo)
+    current = commit.id if commit is not None else None
     cached = _read_cache(cache_path(repo))
     if cached is not None and cached.notes_commit == (str(current) if current else None):
         return cached
     ledger = cached or Ledger(None, {}, {})
-    _catch_up(repo, ledger, current)
+    _catch_up(repo, ledger, commit)
     _write_cache(cache_path(repo), ledger)
     return ledger
 
 
-def _catch_up(repo: pygit2.Repository, ledger: Ledger, current: pygit2.Oid | None) -> None:
-    new_tree = _tree(repo, current)
+def _catch_up(repo: pygit2.Repository, ledger: Ledger, tip: pygit2.Commit | None) -> None:
+    """Bring ``ledger`` to the notes of ``tip`` (the notes commit; None: no notes)."""
+    try:
+        _catch_up_to(repo, ledger, tip)
+    except (KeyError, pygit2.GitError) as exc:  # an object of the notes tree is missing
+        raise CorruptNotes(
+            NOTES_REF,
+            f"points at notes commit {str(tip.id)[:12] if tip else '?'}, whose tree cannot "
+            f"be read whole ({exc})",
+        ) from None
+
+
+def _catch_up_to(repo: pygit2.Repository, ledger: Ledger, tip: pygit2.Commit | None) -> None:
+    current = tip.id if tip is not None else None
+    new_tree = tip.tree if tip is not None else None
     old_tree = _tree(repo, pygit2.Oid(hex=ledger.notes_commit)) if ledger.notes_commit else None
     if ledger.notes_commit and old_tree is None:  # the old notes commit is gone: rebuild
-        ledger.entries.clear()
-        ledger.by_commit.clear()
+        _clear(ledger)
     if new_tree is None:
-        ledger.entries.clear()
-        ledger.by_commit.clear()
+        _clear(ledger)
     elif old_tree is None:
         for path, blob_id in _walk(repo, new_tree, ""):
-            _learn_blob(repo, ledger, path.replace("/", ""), blob_id)
+            _learn_blob(repo, ledger, _note_name(path, current), blob_id)
     else:
         changed = {
-            side.path.replace("/", "")
+            _note_name(side.path, current)
             for delta in old_tree.diff_to_tree(new_tree).deltas
             for side in (delta.old_file, delta.new_file)
         }
@@ -145,6 +171,24 @@ def _catch_up(repo: pygit2.Repository, ledger: Ledger, current: pygit2.Oid | Non
             if note_id is not None:
                 _learn_blob(repo, ledger, commit, note_id)
     ledger.notes_commit = str(current) if current else None
+
+
+def _clear(ledger: Ledger) -> None:
+    ledger.entries.clear()
+    ledger.by_commit.clear()
+    ledger.unreadable.clear()
+
+
+def _note_name(path: str, notes_commit: pygit2.Oid | None) -> str:
+    """The commit a notes tree path annotates; CorruptNotes for a path that is no note."""
+    name = path.replace("/", "")
+    if not _NOTE_NAME.fullmatch(name):
+        raise CorruptNotes(
+            NOTES_REF,
+            f"points at commit {str(notes_commit)[:12]}, whose tree holds {path!r}, which is "
+            "not a note (is it an ordinary commit rather than a notes commit?)",
+        )
+    return name
 
 
 def _note_id(tree: pygit2.Tree, commit: str) -> pygit2.Oid | None:
@@ -181,14 +225,57 @@ def _walk(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> list[tuple
 
 def _learn_blob(repo: pygit2.Repository, ledger: Ledger, commit: str, blob_id: pygit2.Oid) -> None:
     blob = repo.get(blob_id)
-    if not isinstance(blob, pygit2.Blob) or not _MAYBE_TOLERANT.search(blob.data):
-        return  # an exact-only, unflagged note never enters the ledger: skip parsing it
-    try:
-        note = json.loads(blob.data)
-    except ValueError:
+    if not isinstance(blob, pygit2.Blob):
+        what = "missing from the repository" if blob is None else f"a {blob.type_str}, not a blob"
+        ledger.unreadable[commit] = f"the note ({blob_id}) is {what}"
         return
-    if isinstance(note, dict) and str(note.get("schema", "")).startswith("redline.note/"):
-        ledger.learn(commit, note)
+    data = blob.data
+    if not _MAYBE_TOLERANT.search(data):
+        # An exact-only, unflagged note never enters the ledger: check its shape, skip parsing.
+        stripped = data.strip()
+        if not (stripped.startswith(b"{") and stripped.endswith(b"}")):
+            ledger.unreadable[commit] = "the note is not a JSON object"
+        elif b'"redline.note/' not in data:
+            ledger.unreadable[commit] = "the note does not name the redline.note schema"
+        return
+    try:
+        note = json.loads(data)
+    except ValueError as exc:
+        where = (
+            f" ({exc.msg} at line {exc.lineno} column {exc.colno})"
+            if isinstance(exc, json.JSONDecodeError)
+            else ""
+        )
+        ledger.unreadable[commit] = f"the note is not valid JSON{where}"
+        return
+    problem = _shape_problem(note)
+    if problem is not None:
+        ledger.unreadable[commit] = f"the note {problem}"
+        return
+    ledger.learn(commit, note)
+
+
+def _shape_problem(note: Any) -> str | None:
+    """What keeps ``note`` from being read as a redline note (None when nothing does)."""
+    if not isinstance(note, dict):
+        return "is not a JSON object"
+    if not str(note.get("schema", "")).startswith("redline.note/"):
+        return "does not name the redline.note schema"
+    operations = note.get("operations", [])
+    if not isinstance(operations, list) or not all(isinstance(op, dict) for op in operations):
+        return "has operations that are not a list of objects"
+    for op in operations:
+        confidence = op.get("confidence", 1.0)
+        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+            return f"has an operation whose confidence is not a number ({confidence!r})"
+    if not isinstance(note.get("policy") or {}, dict):
+        return "has a policy that is not an object"
+    policy = note.get("policy") or {}
+    if not isinstance(policy.get("violations", []), list):
+        return "has policy violations that are not a list"
+    if not isinstance(note.get("approvals", []), list):
+        return "has approvals that are not a list"
+    return None
 
 
 def _read_cache(path: Path) -> Ledger | None:
@@ -206,7 +293,7 @@ def _read_cache(path: Path) -> Ledger | None:
             )
             for edit, e in data["entries"].items()
         }
-        return Ledger(data["notes"], entries, data["by_commit"])
+        return Ledger(data["notes"], entries, data["by_commit"], data["unreadable"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -217,6 +304,7 @@ def _write_cache(path: Path, ledger: Ledger) -> None:
         "notes": ledger.notes_commit,
         "entries": {edit: asdict(e) for edit, e in ledger.entries.items()},
         "by_commit": ledger.by_commit,
+        "unreadable": ledger.unreadable,
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -72,3 +72,22 @@ def test_replace_file_keeps_a_mode_or_gives_what_open_would(tmp_path: Path, umas
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~umask
     assert stat.S_IMODE(explicit.stat().st_mode) == 0o777 & ~umask
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.txt", "script.sh", "tool"]
+
+
+def test_a_lock_with_content_holds_it_from_its_first_moment(tmp_path: Path) -> None:
+    target = tmp_path / "main"
+    target.write_text("old\n")
+    with locked(target, content=b"new\n") as lock:
+        # What a process killed right now would leave: a lock that says what it was writing.
+        assert lock.lock.read_bytes() == b"new\n"
+        assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".redline-tmp")] == []
+    assert target.read_text() == "new\n"
+
+
+def test_a_lock_with_content_is_refused_like_any_other_when_held(tmp_path: Path) -> None:
+    target = tmp_path / "main"
+    (tmp_path / "main.lock").write_text("git's\n")
+    with pytest.raises(LockHeld), locked(target, content=b"new\n"):
+        pass
+    assert (tmp_path / "main.lock").read_text() == "git's\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["main.lock"]

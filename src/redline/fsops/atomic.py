@@ -70,26 +70,44 @@ class Lock:
 
 @contextlib.contextmanager
 def locked(
-    path: Path, *, mode: int = 0o644, wait: float = 0.0, open_new: OpenNew = create_new
+    path: Path,
+    *,
+    content: bytes | None = None,
+    mode: int = 0o644,
+    wait: float = 0.0,
+    open_new: OpenNew = create_new,
 ) -> Iterator[Lock]:
     """Hold ``path``'s lock file for the block; replace ``path`` with it if the block succeeds.
+
+    With ``content``, the lock never exists without it: the content is written to
+    a temporary file first, which is then linked to the lock's name (``link(2)``
+    fails when the name exists, as ``O_EXCL`` does). So a lock left by a process
+    killed at any moment shows what it was writing, and crash recovery can tell
+    its own leftover from a lock another process holds.
 
     A lock that exists is waited for up to ``wait`` seconds (git waits 100 ms for
     a ref's), then :class:`LockHeld` names it. An error inside the block removes
     the lock and leaves ``path`` as it was.
     """
     lock = path.with_name(path.name + LOCK_SUFFIX)
+    staged = None if content is None else _staged_content(lock, content, mode, open_new)
     deadline = time.monotonic() + wait
     delay = 0.001
-    while True:
-        try:
-            fd = open_new(lock, mode)
-            break
-        except FileExistsError:
-            if time.monotonic() >= deadline:
-                raise LockHeld(lock) from None
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
+    try:
+        while True:
+            try:
+                fd = _take(lock, staged, mode, open_new)
+                break
+            except FileExistsError:
+                if time.monotonic() >= deadline:
+                    raise LockHeld(lock) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+    finally:
+        if staged is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(staged[1])
+            os.close(staged[0])
     held = Lock(path, lock, fd)
     try:
         try:
@@ -104,6 +122,52 @@ def locked(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(lock)
         raise
+
+
+def _staged_content(lock: Path, content: bytes, mode: int, open_new: OpenNew) -> tuple[int, Path]:
+    """A temporary file beside ``lock`` holding ``content``: its descriptor and name."""
+    tmp = _temporary(lock, mode, open_new)
+    fd, name = tmp
+    try:
+        write_all(fd, content)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)
+        raise
+    return tmp
+
+
+def _take(lock: Path, staged: tuple[int, Path] | None, mode: int, open_new: OpenNew) -> int:
+    """Create ``lock`` exclusively (from the staged content, if any); a descriptor on it."""
+    if staged is None:
+        return open_new(lock, mode)
+    fd, name = staged
+    try:
+        os.link(name, lock)  # FileExistsError when someone holds the lock
+    except FileExistsError:
+        raise
+    except OSError:  # a file system without hard links: create it, then write
+        fd = open_new(lock, mode)
+        try:
+            write_all(fd, os.pread(staged[0], os.fstat(staged[0]).st_size, 0))
+        except BaseException:
+            os.close(fd)
+            os.unlink(lock)
+            raise
+        return fd
+    return os.dup(fd)
+
+
+def _temporary(path: Path, mode: int, open_new: OpenNew) -> tuple[int, Path]:
+    """A new file with a unique name beside ``path``: its descriptor and name."""
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{os.urandom(4).hex()}{TEMP_SUFFIX}"
+        try:
+            return open_new(tmp, mode), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, f"no free temporary name next to {path}")
 
 
 def replace_file(
@@ -128,15 +192,7 @@ def replace_file(
             mode = 0o666 & ~umask()
     else:
         mode &= ~umask()
-    for _ in range(100):
-        tmp = path.parent / f".{path.name}.{os.urandom(4).hex()}{TEMP_SUFFIX}"
-        try:
-            fd = open_new(tmp, 0o600)
-            break
-        except FileExistsError:
-            continue
-    else:
-        raise FileExistsError(errno.EEXIST, f"no free temporary name next to {path}")
+    fd, tmp = _temporary(path, 0o600, open_new)
     try:
         try:
             write_all(fd, data)

@@ -236,10 +236,13 @@ class Publisher:
         old, new = pygit2.Oid(hex=entry.old), pygit2.Oid(hex=entry.new)
         self._drop_leftovers(entry)
         current = notes.ref_target(self.repo, entry.ref)
-        landed = current is not None and (current == new or self.repo.descendant_of(current, new))
         if current == old:
             refs.update(self.repo, entry.ref, old, new, "redline: recover", writer=self.writer)
-        elif not landed:
+        elif not (
+            current is not None
+            and new in self.repo
+            and (current == new or self.repo.descendant_of(current, new))
+        ):
             self._clear()
             return f"dropped interrupted request {entry.request}: {entry.ref} moved elsewhere"
         self._add_notes({pygit2.Oid(hex=c): pygit2.Oid(hex=b) for c, b in entry.notes.items()})

@@ -53,11 +53,12 @@ def update(
     path = common / name
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with locked(path, wait=wait, open_new=writer.open_new) as lock:
+        # The lock holds the new id from its first moment: a lock left by a process
+        # killed while holding it says what it was writing (see gitops.publish).
+        with locked(path, content=f"{new}\n".encode(), wait=wait, open_new=writer.open_new):
             expected = str(old) if old is not None else None
             if _read(common, name) != expected:
                 raise RefMoved(name)
-            lock.write(f"{new}\n".encode())
             _log(repo, common, name, expected, str(new), message)
     except OSError as exc:
         raise _cannot(name, exc) from None

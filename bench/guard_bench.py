@@ -60,7 +60,7 @@ from typing import Any
 import pygit2
 
 from redline.gitops import notes
-from redline.gitops.trees import FILE, Entry, update
+from redline.gitops.trees import FILE, Entry, with_entries
 from redline.hooks.config import parse_policy
 
 TARGET_MS = 300.0
@@ -278,7 +278,7 @@ def build(root: Path, packed: bool) -> tuple[Fixture, Runner]:
         new = [f"    edited_{i:05d} = compute({i}, 'bench')", f"    log_{i:05d}('edit {i}')"]
         lines[at:at] = new
         blob = repo.create_blob(text_of(lines))
-        tree_id = update(repo, tree, {path: Entry(blob, FILE)})
+        tree_id = with_entries(repo, tree, {path: Entry(blob, FILE)})
         written = repo[tree_id]
         assert isinstance(written, pygit2.Tree)
         tree = written

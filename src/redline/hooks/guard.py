@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from redline.engine.policy import Policy
-from redline.hooks.ledger import Entry, Ledger, Operation
+from redline.hooks.ledger import EditRecord, Ledger, RecordedOperation
 
 if TYPE_CHECKING:
     from redline.hooks.config import PolicyError
@@ -51,7 +51,9 @@ class Unreadable:
     reason: str
 
 
-def flagged_operations(entry: Entry, policy: Policy) -> list[tuple[Operation, str, str]]:
+def flagged_operations(
+    entry: EditRecord, policy: Policy
+) -> list[tuple[RecordedOperation, str, str]]:
     """(operation, rule, reason) for each flag the edit carries now or carried when made."""
     out = [(op, v.rule, v.reason) for op, v in policy.judge(entry.operations)]
     seen = {(op.path, rule) for op, rule, _ in out}
@@ -149,7 +151,7 @@ def _changed_paths(
     return paths
 
 
-def carrying_commit(repo: pygit2.Repository, entry: Entry) -> pygit2.Commit | None:
+def carrying_commit(repo: pygit2.Repository, entry: EditRecord) -> pygit2.Commit | None:
     for commit_id in entry.commits:
         obj = repo.get(commit_id)
         if isinstance(obj, pygit2.Commit):

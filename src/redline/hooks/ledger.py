@@ -38,7 +38,7 @@ _NOTE_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a note's path, fan-out 
 
 
 @dataclass
-class Operation:
+class RecordedOperation:
     path: str
     match_type: str
     confidence: float
@@ -47,12 +47,12 @@ class Operation:
 
 
 @dataclass
-class Entry:
+class EditRecord:
     """One edit (an edit id) that used a tolerance, wherever its notes are."""
 
     edit: str
     commits: list[str]
-    operations: list[Operation]
+    operations: list[RecordedOperation]
     flagged: list[dict[str, Any]]  # violations recorded at edit time
     approvals: list[dict[str, Any]] = field(default_factory=list)
 
@@ -64,7 +64,7 @@ class Entry:
 @dataclass
 class Ledger:
     notes_commit: str | None
-    entries: dict[str, Entry]
+    entries: dict[str, EditRecord]
     by_commit: dict[str, str]  # note's commit -> edit id
     unreadable: dict[str, str] = field(default_factory=dict)  # note's commit -> why
 
@@ -81,7 +81,7 @@ class Ledger:
 
     def learn(self, commit: str, note: dict[str, Any]) -> None:
         operations = [
-            Operation(
+            RecordedOperation(
                 str(op.get("path", "")),
                 str(op.get("match_type", "exact")),
                 float(op.get("confidence", 1.0)),
@@ -99,7 +99,7 @@ class Ledger:
         edit = str(note.get("edit") or commit)
         entry = self.entries.get(edit)
         if entry is None:
-            entry = Entry(edit, [], operations, flagged)
+            entry = EditRecord(edit, [], operations, flagged)
             self.entries[edit] = entry
         if commit not in entry.commits:
             entry.commits.append(commit)
@@ -284,10 +284,10 @@ def _read_cache(path: Path) -> Ledger | None:
         if data.get("version") != VERSION:
             return None
         entries = {
-            edit: Entry(
+            edit: EditRecord(
                 e["edit"],
                 e["commits"],
-                [Operation(**op) for op in e["operations"]],
+                [RecordedOperation(**op) for op in e["operations"]],
                 e["flagged"],
                 e["approvals"],
             )

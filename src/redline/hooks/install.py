@@ -13,6 +13,7 @@ from pathlib import Path
 import pygit2
 
 from redline.engine.errors import RedlineError
+from redline.fsops.atomic import replace_file
 from redline.gitops.repo import common_dir
 
 MARKER = "redline-guard-hook-v1"
@@ -97,8 +98,9 @@ def install(repo: pygit2.Repository, python: str, use_hooks_path: bool = False) 
             note = f"installed; the existing hook runs first as {legacy.name}"
         elif path.exists():
             note = "updated"
-        path.write_text(TEMPLATE.format(marker=MARKER, hook=hook, python=_quote(python)))
-        path.chmod(0o755)
+        # In one step: git may run the hook at any moment, never a half-written one.
+        script = TEMPLATE.format(marker=MARKER, hook=hook, python=_quote(python))
+        replace_file(path, script.encode(), 0o777)
         done.append(f"{hook}: {note} ({path})")
     return done
 

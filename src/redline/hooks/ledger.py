@@ -16,7 +16,6 @@ Notes that look like exact-only redline notes are checked for their shape
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 import pygit2
 
+from redline.fsops.atomic import replace_file
 from redline.gitops import notes
 from redline.gitops.errors import CorruptNotes
 from redline.gitops.repo import NOTES_REF, common_dir
@@ -308,8 +308,6 @@ def _write_cache(path: Path, ledger: Ledger) -> None:
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
+        replace_file(path, json.dumps(data).encode("utf-8"))
     except OSError:
         pass  # a cache that cannot be written is rebuilt next time

@@ -9,10 +9,12 @@ each error's wording, is the wire format's own.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redline.engine.edit import DEFAULT_THRESHOLD, EditItem, EditRequest
-from redline.engine.patch import PatchRequest
+
+if TYPE_CHECKING:
+    from redline.engine.patch import PatchRequest
 
 _EDIT_FIELDS = frozenset(
     [
@@ -52,6 +54,8 @@ def _common(obj: Any, default_threshold: float | None) -> tuple[EditRequest | Pa
         raise _Unusual
     tool = obj.get("tool")
     if tool == "apply_patch" and obj.keys() <= _PATCH_FIELDS:
+        from redline.engine.patch import PatchRequest  # the patch machinery, only for patches
+
         _optional(obj, "model", str)
         return PatchRequest(_text(obj.get("patch"))), _turn(obj)
     if tool != "edit" or not obj.keys() <= _EDIT_FIELDS:

@@ -181,7 +181,7 @@ def test_a_fifo_is_not_a_regular_file(root: Path, follow_links: bool) -> None:
     os.mkfifo(root / "pipe")
     assert refused(root, "pipe", follow_links=follow_links) == (
         "path 'pipe' is not a regular file (a FIFO, socket or device); "
-        "redline edits regular files only"
+        "redline edits regular files only — name a regular file, or remove that one first"
     )
 
 

@@ -10,7 +10,8 @@ from redline.engine.edit import EditRequest, apply_edit
 from redline.engine.errors import RequestError
 from redline.engine.paths import checked_path
 from redline.engine.result import Result
-from redline.fsops.confine import relative_to_root
+from redline.fsops.atomic import NotRegular, read_regular
+from redline.fsops.confine import not_regular, relative_to_root
 from redline.fsops.files import resolve, write_atomic
 
 if TYPE_CHECKING:
@@ -38,7 +39,9 @@ def _edit(root: Path, given: EditRequest, dry_run: bool) -> Result:
     try:
         request = replace(request, path=checked_path(request.path))
         target = resolve(root, request.path)
-        data = target.read_bytes()
+        data = read_regular(target)
+    except NotRegular:  # swapped for a FIFO or a device since it was checked
+        return Result("invalid", path=request.path, error=str(not_regular(request.path)))
     except RequestError as exc:
         return Result("invalid", path=request.path, error=str(exc))
     except OSError as exc:

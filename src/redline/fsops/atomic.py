@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -235,3 +236,33 @@ def umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+class NotRegular(OSError):
+    """The path names something other than a regular file (a FIFO, socket or device)."""
+
+
+def read_regular(path: str | os.PathLike[str], *, follow_links: bool = True) -> bytes:
+    """The bytes of the regular file at ``path``, checked on the open file itself.
+
+    The path may have been swapped for a FIFO or a device since it was checked:
+    the file is opened without blocking and refused (:class:`NotRegular`) unless
+    the descriptor is a regular file, so a read never waits on a pipe or runs on
+    without end from ``/dev/zero``.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(errno.EINVAL, "not a regular file (a FIFO, socket or device)", path)
+        chunks = []
+        while chunk := os.read(fd, max(info.st_size + 1, 1 << 16)):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

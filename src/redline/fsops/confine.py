@@ -108,11 +108,7 @@ def confine(root: str | os.PathLike[str], relative: str, *, follow_links: bool) 
         if stat.S_ISDIR(info.st_mode):
             _refuse_git_dir(base, here, relative)
         elif last and not stat.S_ISREG(info.st_mode):
-            raise RequestError(
-                f"path {relative!r} is not a regular file (a FIFO, socket or device); "
-                "redline edits regular files only",
-                "path",
-            )
+            raise not_regular(relative)
         current = here
     return current
 
@@ -177,3 +173,12 @@ def _inside(base: str, path: str) -> str | None:
         return ""
     prefix = base if base.endswith("/") else base + "/"
     return path[len(prefix) :] if path.startswith(prefix) else None
+
+
+def not_regular(relative: str) -> RequestError:
+    """The refusal of a path that names a FIFO, a socket or a device (never read)."""
+    return RequestError(
+        f"path {relative!r} is not a regular file (a FIFO, socket or device); redline edits "
+        "regular files only — name a regular file, or remove that one first",
+        "path",
+    )

@@ -11,7 +11,8 @@ from redline.engine.patch import apply_patch, changed_after_planning
 from redline.engine.patch_plan import FileChange
 from redline.engine.paths import checked_path
 from redline.engine.result import Result
-from redline.fsops.confine import confine, relative_to_root
+from redline.fsops.atomic import NotRegular, read_regular
+from redline.fsops.confine import confine, not_regular, relative_to_root
 from redline.fsops.files import write_atomic
 
 
@@ -40,8 +41,10 @@ class DirectorySnapshot:
     def read_now(self, path: str) -> bytes | None:
         target = self.path_of(path)
         try:
-            return target.read_bytes() if target.is_file() else None
-        except FileNotFoundError:
+            return read_regular(target, follow_links=False)
+        except NotRegular:  # swapped for a FIFO or a device since it was checked
+            raise not_regular(path) from None
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
 
     def is_dir(self, path: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterable, Mapping
@@ -12,7 +13,13 @@ import pygit2
 
 from redline.engine.errors import RequestError
 from redline.engine.paths import checked_path
-from redline.fsops.atomic import TEMP_SUFFIX, remove_temporaries, replace_file
+from redline.fsops.atomic import (
+    TEMP_SUFFIX,
+    NotRegular,
+    read_regular,
+    remove_temporaries,
+    replace_file,
+)
 from redline.fsops.confine import locate, relative_to_root
 from redline.gitops.objects import write_blob
 from redline.gitops.trees import EXECUTABLE, FILE, LINK, Entry
@@ -57,7 +64,10 @@ def entry_on_disk(
     if stat.S_ISLNK(info.st_mode):
         data, mode = os.readlink(full).encode(), LINK
     elif stat.S_ISREG(info.st_mode):
-        data = full.read_bytes()
+        try:
+            data = read_regular(full, follow_links=False)
+        except (NotRegular, FileNotFoundError):  # replaced since the lstat: look next time
+            return None
         mode = EXECUTABLE if info.st_mode & stat.S_IXUSR else FILE
     else:
         return None
@@ -68,10 +78,15 @@ def entry_on_disk(
 
 
 def read_bytes(root: Path, path: str) -> bytes | None:
+    """The regular file's bytes; None when there is none (missing, a folder, a FIFO...)."""
     try:
-        return (root / path).read_bytes()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return read_regular(root / path, follow_links=False)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, NotRegular):
         return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symbolic link: not the file that was planned
+            return None
+        raise
 
 
 def write_files(
@@ -126,7 +141,13 @@ def update_index(worktree_repo: pygit2.Repository, paths: list[str]) -> None:
     index.read(force=False)
     root = Path(worktree_repo.workdir)
     for path in paths:
-        if os.path.lexists(root / path):
+        try:
+            kind = stat.S_IFMT(os.lstat(root / path).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            kind = None
+        # Only what git can track: a FIFO or a device would block or never end a read,
+        # and is committed as the deletion of the file that was there (entry_on_disk).
+        if kind in (stat.S_IFREG, stat.S_IFLNK):
             index.add(path)
         else:
             with contextlib.suppress(OSError, KeyError, pygit2.GitError):

@@ -542,10 +542,12 @@ def reproduce(repo: Path, stream: EditStream, edits: int) -> dict[str, Any]:
     from redline.daemon import watcher as watching
     from redline.daemon.service import Service
     from redline.gitops import journal, notes, refs
+    from redline.gitops.gitenv import without_git_redirects
 
     watcher = watching.Watcher()
-    service = Service(repo)
+    service = Service(repo, git_env=without_git_redirects(os.environ))
     service.spares.start()
+    service.housekeeping.start()
     try:
         service.on_session_open = lambda a: watcher.watch(a.session.name, a.root, a.dirty)
         applier = service.applier(SESSION)

@@ -104,7 +104,10 @@ def test_session_list_and_close(gm: GitMode) -> None:
     assert text.splitlines()[0].split("\t")[:3] == ["one", "redline/one", "0 commit(s)"]
 
     out = gm.cli.ok("session", "close", "two", "--repo", str(gm.repo))
-    assert "closed session two (branch redline/two kept)" in out
+    assert out == (
+        "closed session two (branch redline/two kept: `redline log two` shows its history, "
+        "`redline session open --name two` resumes it)\n"
+    )
     assert [s["name"] for s in gm.cli.json("session", "list", "--json")] == ["one"]
     assert "redline/two" in git(gm.repo, "branch", "--list", "redline/*")
 
@@ -359,15 +362,16 @@ def test_a_killed_daemon_is_replaced_on_demand(gm: GitMode) -> None:
     assert gm.cli.status()["running"] is False
 
     listed = gm.cli.json("session", "list", "--json", "--repo", str(gm.repo))
-    assert [s["name"] for s in listed] == ["s"]
+    assert [s["name"] for s in listed] == ["s"]  # read without a daemon
+    assert gm.cli.status()["running"] is False
 
+    code, result = gm.cli.apply("s", edit("b.py", "VALUE = 1", "VALUE = 2"))
+    assert code == 0 and result["status"] == "applied"
     new = gm.cli.status()
     assert new["running"] is True
     assert new["pid"] != old["pid"] and alive(new["pid"])
     assert new["socket"] == old["socket"]
     assert stat.S_ISSOCK(socket.stat().st_mode)
-    code, result = gm.cli.apply("s", edit("b.py", "VALUE = 1", "VALUE = 2"))
-    assert code == 0 and result["status"] == "applied"
 
 
 def test_the_daemon_writes_a_log(gm: GitMode) -> None:
@@ -468,17 +472,17 @@ def test_a_result_larger_than_the_request_limit_reaches_the_caller(gm: GitMode) 
 def test_commands_started_at_once_share_one_daemon(gm: GitMode) -> None:
     procs = [
         subprocess.Popen(
-            [*REDLINE, "session", "list", "--json", "--repo", str(gm.repo)],
+            [*REDLINE, "session", "open", "--json", "--name", f"s{i}", "--repo", str(gm.repo)],
             env=gm.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        for _ in range(4)
+        for i in range(4)
     ]
     outcomes = [(p.wait(timeout=60), *p.communicate()) for p in procs]
-    for code, out, err in outcomes:
+    for i, (code, out, err) in enumerate(outcomes):
         assert code == 0, err.decode()
-        assert json.loads(out) == []
+        assert json.loads(out)["name"] == f"s{i}"
     status = gm.cli.status()
     assert status["running"] is True
     log = (state_dir(gm) / "daemon.log").read_text()

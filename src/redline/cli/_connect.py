@@ -12,7 +12,12 @@ from pathlib import Path
 import click
 
 from redline.daemon.client import Client
-from redline.daemon.lifecycle import DEFAULT_IDLE_TIMEOUT, DaemonError, connect, files_for
+from redline.daemon.lifecycle import (
+    DEFAULT_IDLE_TIMEOUT,
+    DaemonError,
+    connect_or_start,
+    files_for,
+)
 from redline.daemon.paths import DaemonFiles, NoRepository
 
 
@@ -41,9 +46,14 @@ def daemon_files(repo: Path) -> DaemonFiles:
 
 
 def daemon_client(repo: Path, idle: float | None = None) -> Client:
+    return daemon_client_started(repo, idle)[0]
+
+
+def daemon_client_started(repo: Path, idle: float | None = None) -> tuple[Client, bool]:
+    """A client of the repository's daemon, and whether this command started the daemon."""
     files = daemon_files(repo)
     try:
-        return connect(files, repo, idle_timeout(idle), dict(os.environ))
+        return connect_or_start(files, repo, idle_timeout(idle), os.environ)
     except (DaemonError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -21,6 +22,7 @@ from redline.daemon.service import Service, error_for
 log = logging.getLogger("redline.daemon")
 _TOO_LARGE = object()
 QUIET_DELAY = 1.0  # seconds without apply or approve before the idle-time upkeep
+STOP_GRACE = 5.0  # seconds a stopping daemon waits for a client to take its last answer
 
 
 class Server:
@@ -40,6 +42,9 @@ class Server:
             "approve": service.approve,
         }
         self._connections = 0
+        # Each connection's task, with its stream ends: a stop ends them (see _close_all).
+        self._clients: dict[asyncio.Task[None], tuple[asyncio.StreamReader, asyncio.StreamWriter]]
+        self._clients = {}
         self._last_activity = time.monotonic()
         self._stopping: asyncio.Event | None = None
         self._upkeep: asyncio.TimerHandle | None = None
@@ -63,7 +68,11 @@ class Server:
         idle = asyncio.create_task(self._idle_watch())
         async with server:
             await self._stopping.wait()
+            server.close()  # no new connections
+            await self._close_all()
         idle.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await idle
         if self._upkeep is not None:
             self._upkeep.cancel()
         self.worker.shutdown(wait=True)
@@ -72,6 +81,25 @@ class Server:
     def stop(self) -> None:
         if self._stopping is not None:
             self._stopping.set()
+
+    async def _close_all(self) -> None:
+        """End every connection once it has answered the request it is on.
+
+        Each one reads an end of input next, and its task returns as usual: a
+        connection task left to be cancelled when the loop closes makes asyncio
+        log an error with a CancelledError traceback (Python 3.11).
+        """
+        for reader, _ in self._clients.values():
+            reader.feed_eof()
+        pending = set(self._clients)
+        if pending:
+            _, pending = await asyncio.wait(pending, timeout=STOP_GRACE)
+        for task in pending:
+            # Its client does not take the answer: drop the connection (the task
+            # returns once its request is done, as the worker must finish it anyway).
+            self._clients[task][1].transport.abort()
+        if pending:
+            await asyncio.wait(pending)
 
     async def _idle_watch(self) -> None:
         while True:
@@ -83,6 +111,9 @@ class Server:
                 return
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._clients[task] = (reader, writer)
         self._connections += 1
         self._last_activity = time.monotonic()
         try:
@@ -104,8 +135,16 @@ class Server:
                 if line is None:
                     return
                 self._last_activity = time.monotonic()
-                if line is _TOO_LARGE:
+                if self._stopping is not None and self._stopping.is_set():
                     answer: dict[str, Any] | None = protocol.error(
+                        None,
+                        protocol.SHUTTING_DOWN,
+                        "shutting down",
+                        "the daemon is stopping and takes no new request; send it again "
+                        "and redline starts a new daemon",
+                    )
+                elif line is _TOO_LARGE:
+                    answer = protocol.error(
                         None,
                         protocol.INVALID_REQUEST,
                         "message too large",
@@ -121,6 +160,7 @@ class Server:
         except (ConnectionError, asyncio.IncompleteReadError):
             return
         finally:
+            self._clients.pop(task, None)
             self._connections -= 1
             self._last_activity = time.monotonic()
             writer.close()
@@ -150,6 +190,10 @@ class Server:
         params = message.get("params", {})
         notification = "id" not in message
         if method == "shutdown":
+            if params.get("unless_in_use") and self._connections > 1:
+                # Asked by a command that started this daemon for one request that
+                # failed: another client uses it now, so it stays.
+                return None if notification else protocol.response(request_id, {"stopping": False})
             self.stop()
             return None if notification else protocol.response(request_id, {"stopping": True})
         handler = self._methods.get(method)

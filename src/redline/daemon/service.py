@@ -144,6 +144,9 @@ class Service:
         base = _optional_str(params, "base")
         session = sessions.open_session(self.repo, self.layout, name, base)
         self.applier(session.name, checked_out_now=True)
+        # The daemon's first session: what its first request imports is imported
+        # by now (during the checkout), not half-way through when it arrives.
+        self.housekeeping.wait_ready()
         return {
             "name": session.name,
             "branch": session.short_branch,
@@ -191,8 +194,10 @@ class Service:
         return result.to_dict()
 
     def when_quiet(self) -> None:
-        """Idle-time upkeep: roll up packs, and warm the guard's ledger cache for hooks."""
+        """Idle-time upkeep: roll up packs, import the tolerant tiers' libraries (once),
+        and warm the guard's ledger cache for hooks."""
         self.roll_up_packs()
+        self.housekeeping.when_quiet()
         try:
             ledger.load(self.repo)
         except Exception:  # a cache is an optimisation; the hook rebuilds it if needed

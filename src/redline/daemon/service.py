@@ -109,12 +109,13 @@ class Service:
 
     def call(self, method: Callable[[dict[str, Any]], Any], params: dict[str, Any]) -> Any:
         """Run one method; the objects it wrote are on disk before it answers."""
-        try:
-            return method(params)
-        finally:
-            self.staged.flush()
-            if self.staged.written >= CONSOLIDATE_AFTER:
-                self.roll_up_packs()
+        with self.spares.serving():
+            try:
+                return method(params)
+            finally:
+                self.staged.flush()
+                if self.staged.written >= CONSOLIDATE_AFTER:
+                    self.roll_up_packs()
 
     def roll_up_packs(self) -> None:
         """Ask for the packs written since the last time to be rolled together.

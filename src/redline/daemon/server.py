@@ -12,6 +12,7 @@ import struct
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,12 @@ log = logging.getLogger("redline.daemon")
 _TOO_LARGE = object()
 QUIET_DELAY = 1.0  # seconds without apply or approve before the idle-time upkeep
 STOP_GRACE = 5.0  # seconds a stopping daemon waits for a client to take its last answer
+
+
+@dataclass
+class _Connection:
+    writer: asyncio.StreamWriter
+    reading: bool = False  # waiting for its next request (not serving one)
 
 
 class Server:
@@ -42,9 +49,8 @@ class Server:
             "approve": service.approve,
         }
         self._connections = 0
-        # Each connection's task, with its stream ends: a stop ends them (see _close_all).
-        self._clients: dict[asyncio.Task[None], tuple[asyncio.StreamReader, asyncio.StreamWriter]]
-        self._clients = {}
+        # Each connection's task and state: a stop ends them (see _close_all).
+        self._clients: dict[asyncio.Task[None], _Connection] = {}
         self._last_activity = time.monotonic()
         self._stopping: asyncio.Event | None = None
         self._upkeep: asyncio.TimerHandle | None = None
@@ -85,19 +91,21 @@ class Server:
     async def _close_all(self) -> None:
         """End every connection once it has answered the request it is on.
 
-        Each one reads an end of input next, and its task returns as usual: a
-        connection task left to be cancelled when the loop closes makes asyncio
-        log an error with a CancelledError traceback (Python 3.11).
+        A connection waiting for its next request is closed now; one serving a
+        request answers it, then sees the stop and ends. Each task returns as
+        usual: a connection task left to be cancelled when the loop closes makes
+        asyncio log an error with a CancelledError traceback (Python 3.11).
         """
-        for reader, _ in self._clients.values():
-            reader.feed_eof()
+        for connection in self._clients.values():
+            if connection.reading:
+                connection.writer.close()
         pending = set(self._clients)
         if pending:
             _, pending = await asyncio.wait(pending, timeout=STOP_GRACE)
         for task in pending:
             # Its client does not take the answer: drop the connection (the task
             # returns once its request is done, as the worker must finish it anyway).
-            self._clients[task][1].transport.abort()
+            self._clients[task].writer.transport.abort()
         if pending:
             await asyncio.wait(pending)
 
@@ -113,7 +121,7 @@ class Server:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._clients[task] = (reader, writer)
+        connection = self._clients[task] = _Connection(writer)
         self._connections += 1
         self._last_activity = time.monotonic()
         try:
@@ -131,18 +139,18 @@ class Server:
                 await writer.drain()
                 return
             while True:
-                line = await _read_line(reader)
+                if self._stopping is not None and self._stopping.is_set():
+                    return
+                connection.reading = True
+                try:
+                    line = await _read_line(reader)
+                finally:
+                    connection.reading = False
                 if line is None:
                     return
                 self._last_activity = time.monotonic()
                 if self._stopping is not None and self._stopping.is_set():
-                    answer: dict[str, Any] | None = protocol.error(
-                        None,
-                        protocol.SHUTTING_DOWN,
-                        "shutting down",
-                        "the daemon is stopping and takes no new request; send it again "
-                        "and redline starts a new daemon",
-                    )
+                    answer: dict[str, Any] | None = _refused_while_stopping(line)
                 elif line is _TOO_LARGE:
                     answer = protocol.error(
                         None,
@@ -233,6 +241,27 @@ class Server:
             QUIET_DELAY,
             lambda: loop.run_in_executor(self.worker, self.service.when_quiet),
         )
+
+
+def _refused_while_stopping(line: bytes | object) -> dict[str, Any] | None:
+    """The answer to a request read after the stop began (None for a notification)."""
+    request_id = None
+    if isinstance(line, bytes):
+        try:
+            message = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            message = None
+        if isinstance(message, dict):
+            if "id" not in message:
+                return None
+            request_id = message["id"] if _valid_id(message["id"]) else None
+    return protocol.error(
+        request_id,
+        protocol.SHUTTING_DOWN,
+        "shutting down",
+        "the daemon is stopping and takes no new request; send it again once it has "
+        "stopped (a redline command starts a new daemon)",
+    )
 
 
 def _valid_id(value: Any) -> bool:

@@ -301,7 +301,7 @@ def round_trip(socket: Path, stream: EditStream, sizes: Sizes) -> dict[str, Any]
             hello.append((time.perf_counter() - started) * 1000)
     out = summary(samples)
     out["hello_p50_ms"] = percentile(hello, 50)
-    out["first_request_ms"] = warm[0]  # full status walk: nothing is known before the watcher
+    out["first_request_ms"] = warm[0]  # the session's first (see bench/session_bench.py)
     out["warmup_ms"] = [round(w, 3) for w in warm]
     return out
 
@@ -340,7 +340,7 @@ def concurrent(
     clients = [Client(socket) for _ in names]
     try:
         for client, name, stream in zip(clients, names, streams, strict=True):
-            for _ in range(5):  # the first request of a session walks its whole worktree
+            for _ in range(5):  # past the session's first requests
                 timed_call(client, name, stream)
         barrier = threading.Barrier(len(names) + 1)
         latencies: list[list[float]] = [[] for _ in names]
@@ -667,7 +667,7 @@ def print_report(data: dict[str, Any]) -> None:
             + f"{row['max_ms']:>9.2f}{row['first_request_ms']:>9.1f}{row['hello_p50_ms']:>9.2f}"
         )
     print(
-        "  (ms; '1st': the session's first request, a full status walk; 'hello': p50 of a "
+        "  (ms; '1st': the session's first request; 'hello': p50 of a "
         "hello call,\n  the daemon's floor -- socket, JSON, asyncio, hop to the worker thread)"
     )
     git = data["git_cli"]

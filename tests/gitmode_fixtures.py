@@ -93,6 +93,27 @@ def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None, check: bool
     return proc.stdout.decode("utf-8", errors="replace")
 
 
+def git_wrapper(folder: Path, *, repack: str) -> Path:
+    """A folder holding a ``git`` that runs the shell command ``repack`` in place of
+    ``git repack`` and the real git for anything else: put it first on PATH."""
+    real = shutil.which("git")
+    assert real is not None, "these tests need git on the PATH"
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "git"
+    script.write_text(
+        "#!/bin/sh\n"
+        'for arg in "$@"; do\n'
+        '  if [ "$arg" = repack ]; then\n'
+        f"    {repack}\n"
+        "    exit 0\n"
+        "  fi\n"
+        "done\n"
+        f'exec {real} "$@"\n'
+    )
+    script.chmod(0o755)
+    return folder
+
+
 def write(path: Path, content: str | bytes, mode: int | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content.encode() if isinstance(content, str) else content)

@@ -139,10 +139,12 @@ def test_a_daemon_that_dies_while_answering_leaves_the_agent_a_way_to_check(
     assert result["session"] == "s"
     assert result["error"] == (
         "the daemon closed the connection before answering; the daemon may or may not have "
-        "committed it: `redline log s` shows the session's commits; check there before "
-        "sending it again"
+        "committed it: run `redline daemon start` (a daemon first finishes a request it was "
+        "interrupted in), then `redline log s` shows the session's commits; check there "
+        "before sending it again"
     )
     # ...and the advice works: the restarted daemon finished the journalled edit.
+    gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
     log = gm.cli.json("log", "s", "--json", "--repo", str(gm.repo))
     assert [entry["operations"][0]["path"] for entry in log] == ["b.py"]
 

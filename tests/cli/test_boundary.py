@@ -207,7 +207,7 @@ def test_a_setting_the_cli_cannot_use_is_a_usage_error(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
     env = {**os.environ, "REDLINE_IDLE_TIMEOUT": "soon"}
     proc = subprocess.run(
-        [redline_script(), "session", "list", "--repo", str(repo)],
+        [redline_script(), "session", "open", "--repo", str(repo)],  # starts a daemon
         capture_output=True,
         text=True,
         env=env,

@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
-from gitmode_fixtures import gm
+from pathlib import Path
 
-__all__ = ["gm"]
+import pytest
+
+from gitmode_fixtures import FILES, gm, make_repo
+
+__all__ = ["gm", "repo"]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository on main with a few files, for what runs in this process."""
+    return make_repo(tmp_path / "repo", FILES, executable=("tool.sh",))

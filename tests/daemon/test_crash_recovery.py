@@ -84,20 +84,22 @@ def assert_every_commit_has_its_note(records: list[CommitRecord]) -> None:
 @pytest.mark.parametrize("point", FAULTS)
 def test_a_crash_at_each_point_is_recovered(gm: GitMode, point: str, external: bool) -> None:
     base = rev(gm.repo, "HEAD")
+    wt = Path(gm.cli.open_session("s")["worktree"])
+    gm.cli.ok("daemon", "stop", "--repo", str(gm.repo))
+    if external:
+        # Made while no daemon watches: the first request walks the worktree and finds it.
+        (wt / "c.txt").write_text("alpha\nchanged by another tool\n")
     faulty = {**gm.env, "REDLINE_FAULT": point}
     gm.cli.ok("daemon", "start", "--repo", str(gm.repo), env=faulty)
     pid = gm.cli.pid()
     assert pid is not None
-    with Client(gm.socket()) as conn:
-        wt = Path(conn.call("session.open", {"name": "s"})["worktree"])
-        if external:
-            (wt / "c.txt").write_text("alpha\nchanged by another tool\n")
-        with pytest.raises((RpcError, OSError)):
-            conn.call("apply", {"session": "s", "request": edit("b.py", "VALUE = 1", "VALUE = 2")})
+    with Client(gm.socket()) as conn, pytest.raises((RpcError, OSError)):
+        conn.call("apply", {"session": "s", "request": edit("b.py", "VALUE = 1", "VALUE = 2")})
     wait_dead(pid)
     assert pending(gm) == ([] if point in ("before-journal", "after-clear") else ["s"])
 
     # A normal restart (no REDLINE_FAULT) recovers before it serves anything.
+    gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
     listed = gm.cli.json("session", "list", "--json", "--repo", str(gm.repo))
     assert [s["name"] for s in listed] == ["s"]
     assert gm.cli.pid() != pid
@@ -172,7 +174,7 @@ def test_acknowledged_edits_survive_a_kill_at_a_random_moment(gm: GitMode) -> No
         wait_dead(pid)
         assert i < lines, f"round {round_}: the daemon was not killed in time"
 
-        gm.cli.ok("session", "list", "--repo", str(gm.repo))  # restart and recover
+        gm.cli.ok("daemon", "start", "--repo", str(gm.repo))  # restart and recover
         assert pending(gm) == []
         # Only a write of the other tool that no request committed yet may be pending.
         assert porcelain(wt) in ("", " M other.txt\n", "?? other.txt\n")
@@ -235,7 +237,7 @@ def test_locks_and_temporary_files_of_a_killed_step_do_not_block_recovery(gm: Gi
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
 
-    gm.cli.ok("session", "list", "--repo", str(gm.repo))
+    gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
 
     assert [p for p in leftovers if p.exists()] == []
     assert pending(gm) == []
@@ -301,7 +303,7 @@ def test_a_torn_journal_never_happened(gm: GitMode) -> None:
     record.write_bytes(record.read_bytes()[:-10])
     assert pending(gm) == []
 
-    gm.cli.ok("session", "list", "--repo", str(gm.repo))
+    gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
 
     assert pending(gm) == []
     assert commit_records(gm.repo, "redline/s", base) == []
@@ -317,6 +319,7 @@ def test_a_session_that_cannot_be_recovered_does_not_keep_the_daemon_down(gm: Gi
     # A journal naming a commit that is not in the object database cannot be rolled forward.
     journal.write(journal_dir(gm), unreachable_entry("broken", tip))
 
+    gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
     listed = gm.cli.json("session", "list", "--json", "--repo", str(gm.repo))
     assert [s["name"] for s in listed] == ["broken", "good"]
     code, result = gm.cli.apply("good", edit("b.py", "VALUE = 1", "VALUE = 2"))

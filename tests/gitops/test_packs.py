@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pygit2
 import pytest
 
-from gitmode_fixtures import FILES, assert_fsck_clean, git, make_repo
+from gitmode_fixtures import FILES, assert_fsck_clean, git, git_wrapper, make_repo
 from redline.gitops import refs
+from redline.gitops.gitenv import without_git_redirects
 from redline.gitops.packs import StagedObjects, consolidate, write_pack
 from redline.gitops.writer import Writer
 
@@ -21,6 +24,13 @@ def _loose(repo: Path) -> set[str]:
 
 def _packs(repo: Path) -> list[str]:
     return sorted(p.stem for p in (repo / ".git" / "objects" / "pack").glob("*.idx"))
+
+
+def _path_first(bin_dir: Path) -> dict[str, str]:
+    """This environment for git, with ``bin_dir`` first on PATH."""
+    env = without_git_redirects(os.environ)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    return env
 
 
 def _commit_file(repo: pygit2.Repository, name: str, data: bytes) -> pygit2.Oid:
@@ -100,7 +110,7 @@ def test_consolidation_rolls_small_packs_together_under_a_live_handle(repo: Path
     handle.references.create("refs/heads/many", commits[-1])
     before = len(_packs(repo))
 
-    assert consolidate(repo / ".git") is None
+    assert consolidate(repo / ".git", env=without_git_redirects(os.environ)) is None
 
     assert len(_packs(repo)) < before
     for i, commit in enumerate(commits):  # the handle that saw the old packs still reads all
@@ -108,12 +118,47 @@ def test_consolidation_rolls_small_packs_together_under_a_live_handle(repo: Path
     assert_fsck_clean(repo)
 
 
-def test_consolidation_without_git_says_what_to_do(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PATH", str(repo / "no-such-dir"))
-    problem = consolidate(repo / ".git")
+def test_consolidation_without_git_says_what_to_do(repo: Path) -> None:
+    env = {**os.environ, "PATH": str(repo / "no-such-dir")}
+    problem = consolidate(repo / ".git", env=env)
     assert problem is not None and "install git" in problem
+
+
+def test_a_repack_that_hangs_is_stopped_at_its_timeout(repo: Path, tmp_path: Path) -> None:
+    bin_dir = git_wrapper(tmp_path / "bin", repack="sleep 60")
+    env = _path_first(bin_dir)
+    packs = _packs(repo)
+    started = time.monotonic()
+
+    problem = consolidate(repo / ".git", env=env, timeout=0.5)
+
+    assert time.monotonic() - started < 30  # not the 60 s git would have taken
+    assert problem is not None
+    assert "did not finish within 0.5 s and was stopped; the packs are as before" in problem
+    assert "run `git gc`" in problem
+    assert _packs(repo) == packs
+    assert_fsck_clean(repo)
+
+
+def test_a_cancelled_repack_is_stopped(repo: Path, tmp_path: Path) -> None:
+    bin_dir = git_wrapper(tmp_path / "bin", repack="sleep 60")
+    env = _path_first(bin_dir)
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+
+    problem = consolidate(repo / ".git", env=env, timeout=60, cancel=cancel)
+
+    assert problem == "git repack was stopped as the daemon stops; the packs are as before"
+
+
+def test_a_failing_repack_says_what_git_said(repo: Path, tmp_path: Path) -> None:
+    bin_dir = git_wrapper(tmp_path / "bin", repack="echo 'fatal: out of disk' >&2; exit 128")
+    env = _path_first(bin_dir)
+
+    problem = consolidate(repo / ".git", env=env)
+
+    git_dir = repo / ".git"
+    assert problem == f"git repack failed (128: fatal: out of disk); run `git gc` in {git_dir}"
 
 
 def test_a_ref_never_names_an_object_still_in_memory(repo: Path) -> None:

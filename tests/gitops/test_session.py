@@ -6,7 +6,9 @@ What pygit2 did is checked with the git binary (``git worktree list``,
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 from pathlib import Path
 
 import pygit2
@@ -140,15 +142,6 @@ def test_a_duplicate_session_is_refused(
     assert len(worktrees(repo)) == 2
 
 
-def test_an_existing_branch_of_that_name_is_refused(
-    repo: Path, opened: tuple[pygit2.Repository, Layout]
-) -> None:
-    git(repo, "branch", "redline/taken")
-    with pytest.raises(SessionError, match="branch redline/taken already exists"):
-        open_session(*opened, "taken", None)
-    assert list(worktrees(repo)) == [str(repo)]
-
-
 def test_base_may_be_a_tag_or_a_commit(
     repo: Path, opened: tuple[pygit2.Repository, Layout]
 ) -> None:
@@ -193,6 +186,137 @@ def test_notes_rewrite_ref_in_a_fresh_repository(
     assert git(repo, "config", "--get-all", "notes.rewriteRef").split() == ["refs/notes/redline"]
 
 
+# --- resuming --------------------------------------------------------------------------
+
+
+def add_note(repo: Path, commit: str, note: dict[str, object]) -> None:
+    git(repo, "notes", "--ref=redline", "add", "-m", json.dumps(note), commit)
+
+
+def test_a_closed_session_resumes_on_its_branch(
+    repo: Path, opened: tuple[pygit2.Repository, Layout]
+) -> None:
+    first = open_session(*opened, "s", None)
+    tip = commit_in(Path(first.worktree), "new.txt", "new\n")
+    close_session(*opened, first, delete_branch=False, force=False)
+    assert (opened[1].closed / "s.json").is_file()
+
+    again = open_session(*opened, "s", None)
+
+    assert again.resumed is True
+    assert again.base == first.base  # its history starts where the first one's did
+    assert rev(repo, "redline/s") == tip  # the branch did not move
+    assert worktrees(repo)[again.worktree] == "refs/heads/redline/s"
+    assert (Path(again.worktree) / "new.txt").read_text() == "new\n"
+    assert git(Path(again.worktree), "status", "--porcelain") == ""
+    assert [s.name for s in all_sessions(opened[1])] == ["s"]
+    assert load(opened[1], "s") == again
+    assert not (opened[1].closed / "s.json").exists()
+
+
+def test_a_branch_without_a_record_resumes_below_the_commits_its_notes_name(
+    repo: Path, opened: tuple[pygit2.Repository, Layout]
+) -> None:
+    """A session branch fetched from elsewhere: the notes say which commits are the session's."""
+    main = rev(repo, "HEAD")
+    git(repo, "switch", "-q", "-c", "redline/theirs")
+    mine = [commit_in(repo, f"f{i}.txt", f"{i}\n") for i in range(2)]
+    for commit in mine:
+        add_note(repo, commit, {"session": "theirs", "edit": commit[:12]})
+    git(repo, "switch", "-q", "main")
+
+    session = open_session(*opened, "theirs", None)
+
+    assert session.resumed is True
+    assert session.base == main
+    assert rev(repo, "redline/theirs") == mine[-1]
+
+
+def test_a_plain_branch_of_that_name_resumes_with_an_empty_history(
+    repo: Path, opened: tuple[pygit2.Repository, Layout]
+) -> None:
+    git(repo, "branch", "redline/taken")
+    session = open_session(*opened, "taken", None)
+    assert session.resumed is True
+    assert session.base == rev(repo, "redline/taken") == rev(repo, "HEAD")
+    assert worktrees(repo)[session.worktree] == "refs/heads/redline/taken"
+
+
+def test_a_record_the_branch_no_longer_descends_from_is_not_trusted(
+    repo: Path, opened: tuple[pygit2.Repository, Layout]
+) -> None:
+    first = open_session(*opened, "s", None)
+    close_session(*opened, first, delete_branch=False, force=False)
+    # Someone rebuilt the branch from an unrelated root since.
+    git(repo, "switch", "-q", "--orphan", "scratch")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "unrelated")
+    git(repo, "branch", "-f", "redline/s", "scratch")
+    git(repo, "switch", "-q", "main")
+
+    again = open_session(*opened, "s", None)
+
+    assert again.base == rev(repo, "redline/s")
+
+
+def test_resuming_refuses_a_base(repo: Path, opened: tuple[pygit2.Repository, Layout]) -> None:
+    git(repo, "branch", "redline/s")
+    with pytest.raises(SessionError) as info:
+        open_session(*opened, "s", "main")
+    assert str(info.value) == (
+        "branch redline/s already exists, so session 's' would resume from its tip and "
+        "--base main cannot apply; drop --base to resume it, or pick another session name "
+        "to start from main"
+    )
+    assert list(worktrees(repo)) == [str(repo)]
+
+
+def test_a_branch_checked_out_in_the_users_worktree_is_refused(
+    repo: Path, opened: tuple[pygit2.Repository, Layout]
+) -> None:
+    git(repo, "switch", "-q", "-c", "redline/mine")
+    with pytest.raises(SessionError) as info:
+        open_session(*opened, "mine", None)
+    assert str(info.value) == (
+        f"branch redline/mine is checked out in your own worktree ({repo}), so the session "
+        "cannot resume in a worktree of its own; switch that worktree to another branch "
+        "(`git switch -`), or pick another session name"
+    )
+    assert list(worktrees(repo)) == [str(repo)]
+    assert all_sessions(opened[1]) == []
+
+
+def test_a_branch_checked_out_in_another_worktree_is_refused(
+    repo: Path, tmp_path: Path, opened: tuple[pygit2.Repository, Layout]
+) -> None:
+    other = tmp_path / "other"
+    git(repo, "worktree", "add", "-q", "-b", "redline/busy", str(other))
+    with pytest.raises(SessionError) as info:
+        open_session(*opened, "busy", None)
+    assert str(info.value) == (
+        f"branch redline/busy is checked out in the worktree {other}; remove that worktree "
+        f"(`git worktree remove {other}`) or switch it to another branch, then open the "
+        "session again — or pick another session name"
+    )
+    git(repo, "worktree", "remove", str(other))
+    assert open_session(*opened, "busy", None).resumed is True
+
+
+def test_a_branch_registered_to_a_missing_worktree_is_refused_until_pruned(
+    repo: Path, tmp_path: Path, opened: tuple[pygit2.Repository, Layout]
+) -> None:
+    other = tmp_path / "gone"
+    git(repo, "worktree", "add", "-q", "-b", "redline/stale", str(other))
+    shutil.rmtree(other)
+    with pytest.raises(SessionError) as info:
+        open_session(*opened, "stale", None)
+    assert str(info.value) == (
+        f"branch redline/stale is still registered to the worktree {other}, which no longer "
+        "exists; run `git worktree prune` to forget it, then open the session again"
+    )
+    git(repo, "worktree", "prune")
+    assert open_session(*opened, "stale", None).resumed is True
+
+
 # --- closing ---------------------------------------------------------------------------
 
 
@@ -222,8 +346,10 @@ def test_the_name_can_be_reused_after_close_with_delete_branch(
     session = open_session(*opened, "again", None)
     close_session(*opened, session, delete_branch=True, force=False)
     assert "redline/again" not in branches(repo)
+    assert not (opened[1].closed / "again.json").exists()
     reopened = open_session(*opened, "again", None)
     assert reopened.worktree in worktrees(repo)
+    assert reopened.resumed is False
 
 
 def test_delete_branch_is_refused_when_unmerged_unless_forced(

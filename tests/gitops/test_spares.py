@@ -68,6 +68,22 @@ def test_the_pool_is_topped_up_only_once_requests_pause(tmp_path: Path) -> None:
         pool.stop()
 
 
+def test_the_pool_is_not_topped_up_while_a_request_is_served(tmp_path: Path) -> None:
+    """A request that takes no spare (a session's checkout) still holds the top-up off."""
+    pool = SparePool(tmp_path / "spares", keep=8, pause=0.2)
+    pool.start()
+    try:
+        _wait_for(pool, 8)
+        for i in range(4):
+            os.close(Writer(spares=pool).open_new(tmp_path / f"taken-{i}"))
+        with pool.serving():
+            time.sleep(1.0)  # long past the pause since the last take
+            assert len(pool) == 4
+        _wait_for(pool, 8)  # once the request is done, and the pause has passed
+    finally:
+        pool.stop()
+
+
 def test_the_mode_is_masked_by_the_umask_as_os_open_does(pool: SparePool, tmp_path: Path) -> None:
     os.close(Writer(spares=pool).open_new(tmp_path / "plain", 0o666))
     plain = os.open(tmp_path / "reference", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)

@@ -12,7 +12,12 @@ from pathlib import Path
 import click
 
 from redline.daemon.client import Client
-from redline.daemon.lifecycle import DEFAULT_IDLE_TIMEOUT, DaemonError, connect, files_for
+from redline.daemon.lifecycle import (
+    DEFAULT_IDLE_TIMEOUT,
+    DaemonError,
+    connect_or_start,
+    files_for,
+)
 from redline.daemon.paths import DaemonFiles
 from redline.engine.errors import RedlineError
 
@@ -49,10 +54,15 @@ def daemon_files(repo: Path) -> DaemonFiles:
 def daemon_client(repo: Path, idle: float | None = None) -> Client:
     """A client of the repository's daemon, started when none runs (DaemonError when it
     cannot be, RpcError when it will not talk to this client)."""
+    return daemon_client_started(repo, idle)[0]
+
+
+def daemon_client_started(repo: Path, idle: float | None = None) -> tuple[Client, bool]:
+    """A client of the repository's daemon, and whether this command started the daemon."""
     files = daemon_files(repo)
     timeout = idle_timeout(idle)
     try:
-        return connect(files, repo, timeout, dict(os.environ))
+        return connect_or_start(files, repo, timeout, os.environ)
     except OSError as exc:
         raise DaemonError(
             f"cannot reach the redline daemon on {files.socket}: {exc.strerror or exc}; "

@@ -206,8 +206,9 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
     from redline.engine.errors import RedlineError
 
     unsure = (
-        f"the daemon may or may not have committed it: `redline log {session}` shows the "
-        "session's commits; check there before sending it again"
+        "the daemon may or may not have committed it: run `redline daemon start` (a daemon "
+        f"first finishes a request it was interrupted in), then `redline log {session}` "
+        "shows the session's commits; check there before sending it again"
     )
     try:
         client = daemon_client(repo)

@@ -82,6 +82,12 @@ def run_command(repo: Path, idle_timeout: float | None) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
     try:
-        run(repo, daemon_files(repo), resolve_idle(idle_timeout), fault if fault_point else None)
+        run(
+            repo,
+            daemon_files(repo),
+            resolve_idle(idle_timeout),
+            fault if fault_point else None,
+            env=os.environ,
+        )
     except DaemonError as exc:
         raise click.ClickException(str(exc)) from None

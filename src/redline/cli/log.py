@@ -1,4 +1,4 @@
-"""``redline log``: a session's edit commits and their evidence."""
+"""``redline log``: a session's edit commits and their evidence, read from the repository."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from redline.cli._connect import daemon_client, repo_option
-from redline.daemon.protocol import RpcError
+from redline.cli._connect import repo_option
+from redline.cli._repository import open_repository
 
 
 @click.command("log")
@@ -16,22 +16,38 @@ from redline.daemon.protocol import RpcError
 @click.argument("name", required=False)
 @click.option("--json", "as_json", is_flag=True)
 def log_command(repo: Path, name: str | None, as_json: bool) -> None:
-    """List a session's commits with their evidence (newest first)."""
-    with daemon_client(repo) as client:
-        try:
-            if name is None:
-                sessions = client.call("session.list", {})
-                if len(sessions) != 1:
-                    names = ", ".join(s["name"] for s in sessions) or "none open"
-                    raise click.UsageError(f"name a session ({names})")
-                name = sessions[0]["name"]
-            entries = client.call("log", {"session": name})
-        except RpcError as exc:
-            raise click.ClickException(str(exc.data or exc.message)) from None
+    """List a session's commits with their evidence (newest first).
+
+    A closed session whose branch was kept is listed too. Reads the repository
+    directly: no daemon is started.
+    """
+    from redline.gitops import history
+    from redline.gitops import session as sessions
+    from redline.gitops.errors import GitModeError
+
+    handle, layout = open_repository(repo)
+    try:
+        if name is None:
+            names = [s.name for s in sessions.all_sessions(layout)]
+            if len(names) != 1:
+                listed = ", ".join(names) or "none is open"
+                raise click.UsageError(f"name a session ({listed})")
+            name = names[0]
+        found = history.session_history(handle, layout, name)
+    except GitModeError as exc:
+        raise click.ClickException(str(exc)) from None
     if as_json:
-        click.echo(json.dumps(entries))
+        click.echo(json.dumps(found.entries))
         return
-    for entry in entries:
+    if not found.open:
+        click.echo(
+            f"session {name} is closed; its branch {found.branch} is kept "
+            f"(`redline session open --name {name}` resumes it)"
+        )
+    if not found.entries:
+        hint = f"; `redline apply --session {name}` sends one" if found.open else ""
+        click.echo(f"no edits on {found.branch} yet{hint}")
+    for entry in found.entries:
         click.echo(
             f"{entry['commit'][:12]} {entry['summary']}  [{entry['source']}, edit {entry['edit']}]"
         )

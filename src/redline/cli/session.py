@@ -1,17 +1,23 @@
-"""``redline session open|list|close``."""
+"""``redline session open|list|close``.
+
+``open`` and ``close`` go through the repository's daemon (starting it when
+needed); ``list`` only reads, in this process, and starts none.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
-from redline.cli._connect import daemon_client, repo_option
+from redline.cli._connect import daemon_client, daemon_client_started, daemon_files, repo_option
 from redline.daemon.protocol import RpcError
 
 
-def _call(repo: Path, method: str, params: dict[str, object]) -> object:
+def _call(repo: Path, method: str, params: dict[str, object]) -> Any:
     with daemon_client(repo) as client:
         try:
             return client.call(method, params)
@@ -28,26 +34,65 @@ def session_group() -> None:
 @repo_option
 @click.option("--base", default=None, help="Commit to start from (default: HEAD).")
 @click.option("--name", default=None, help="Session name (default: s-<date>-<time>).")
-@click.option("--json", "as_json", is_flag=True, help="Print {name, branch, worktree}.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print {name, branch, worktree, resumed, base, edits}."
+)
 def open_command(repo: Path, base: str | None, name: str | None, as_json: bool) -> None:
-    """Open a session and print its worktree and branch."""
-    opened = _call(repo, "session.open", {"name": name, "base": base})
-    assert isinstance(opened, dict)
+    """Open a session and print its worktree and branch.
+
+    When the branch redline/NAME exists (a session closed with its branch kept),
+    the session resumes it: a new worktree on that branch, its history continued.
+    """
+    if name is not None:
+        _check_name(name)  # refused here, before a daemon is started for nothing
+    opened = _open(repo, {"name": name, "base": base})
     if as_json:
         click.echo(json.dumps(opened))
         return
     click.echo(f"session:  {opened['name']}")
     click.echo(f"branch:   {opened['branch']}")
     click.echo(f"worktree: {opened['worktree']}")
+    if opened.get("resumed"):
+        click.echo(
+            f"resumed:  {opened['branch']} existed, so the session continues its history "
+            f"({opened['edits']} earlier commit(s); `redline log {opened['name']}` lists them)"
+        )
+
+
+def _check_name(name: str) -> None:
+    from redline.gitops.errors import SessionError
+    from redline.gitops.names import check_name
+
+    try:
+        check_name(name)
+    except SessionError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _open(repo: Path, params: dict[str, object]) -> Any:
+    """``session.open``; a daemon started only for it is stopped again when it fails."""
+    client, started = daemon_client_started(repo)
+    try:
+        with client:
+            return client.call("session.open", params)
+    except RpcError as exc:
+        if started:
+            from redline.daemon.lifecycle import DaemonError, stop
+
+            with contextlib.suppress(DaemonError, OSError):
+                stop(daemon_files(repo), unless_in_use=True)
+        raise click.ClickException(str(exc.data or exc.message)) from None
 
 
 @session_group.command("list")
 @repo_option
 @click.option("--json", "as_json", is_flag=True)
 def list_command(repo: Path, as_json: bool) -> None:
-    """List the open sessions."""
-    found = _call(repo, "session.list", {})
-    assert isinstance(found, list)
+    """List the open sessions (read from the repository: no daemon is started)."""
+    from redline.cli._repository import open_repository
+    from redline.gitops import history
+
+    found = history.open_sessions(*open_repository(repo))
     if as_json:
         click.echo(json.dumps(found))
         return
@@ -67,5 +112,10 @@ def list_command(repo: Path, as_json: bool) -> None:
 def close_command(repo: Path, name: str, delete_branch: bool, force: bool) -> None:
     """Remove a session's worktree (and, with --delete-branch, its branch)."""
     _call(repo, "session.close", {"name": name, "delete_branch": delete_branch, "force": force})
-    kept = "" if delete_branch else f" (branch redline/{name} kept)"
-    click.echo(f"closed session {name}{kept}")
+    if delete_branch:
+        click.echo(f"closed session {name} and deleted its branch redline/{name}")
+    else:
+        click.echo(
+            f"closed session {name} (branch redline/{name} kept: `redline log {name}` shows its "
+            f"history, `redline session open --name {name}` resumes it)"
+        )

@@ -13,7 +13,7 @@ import fcntl
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -22,6 +22,7 @@ from redline.daemon.client import Client
 from redline.daemon.paths import DaemonFiles, common_dir
 from redline.daemon.protocol import RpcError
 from redline.engine.errors import RedlineError
+from redline.gitops.gitenv import without_git_redirects
 
 DEFAULT_IDLE_TIMEOUT = 900.0
 START_TIMEOUT = 15.0
@@ -75,13 +76,25 @@ def status(files: DaemonFiles) -> Status:
     )
 
 
-def start(files: DaemonFiles, repo: Path, idle_timeout: float, log_env: dict[str, str]) -> Status:
-    """Start the daemon in the background (no-op if one runs); wait until it answers."""
+def start(files: DaemonFiles, repo: Path, idle_timeout: float, env: Mapping[str, str]) -> Status:
+    """Start the daemon in the background (no-op if one runs); wait until it answers.
+
+    It runs with ``env`` less the ``GIT_*`` variables that could send git to
+    another repository (a hook's ``GIT_DIR``, a caller's ``GIT_INDEX_FILE``):
+    it serves the repository ``repo`` is in, and nothing else.
+    """
+    return _launch(files, repo, idle_timeout, env)[0]
+
+
+def _launch(
+    files: DaemonFiles, repo: Path, idle_timeout: float, env: Mapping[str, str]
+) -> tuple[Status, bool]:
+    """The daemon's status once it answers, and whether this call started it."""
     import subprocess  # only when a daemon must be started
 
     current = status(files)
     if current.running:
-        return current
+        return current, False
     files.ensure()
     command = [
         sys.executable,
@@ -102,19 +115,20 @@ def start(files: DaemonFiles, repo: Path, idle_timeout: float, log_env: dict[str
             stderr=log,
             start_new_session=True,
             close_fds=True,
-            env=log_env,
+            env=without_git_redirects(env),
         )
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         client = try_connect(files, timeout=5)
         if client is not None:
             client.close()
-            return status(files)
+            current = status(files)
+            return current, current.pid == process.pid
         if process.poll() is not None and not status(files).running:
             # Another start may have won the race; that daemon answers soon.
             time.sleep(0.05)
             if status(files).running:
-                return status(files)
+                return status(files), False
             raise DaemonError(
                 f"the daemon exited at start (code {process.returncode}); see {files.log}:\n"
                 + _tail(files.log)
@@ -123,27 +137,43 @@ def start(files: DaemonFiles, repo: Path, idle_timeout: float, log_env: dict[str
     raise DaemonError(f"the daemon did not answer within {START_TIMEOUT:.0f} s; see {files.log}")
 
 
-def connect(files: DaemonFiles, repo: Path, idle_timeout: float, env: dict[str, str]) -> Client:
+def connect(files: DaemonFiles, repo: Path, idle_timeout: float, env: Mapping[str, str]) -> Client:
     """A client of the repository's daemon, starting the daemon when none runs."""
+    return connect_or_start(files, repo, idle_timeout, env)[0]
+
+
+def connect_or_start(
+    files: DaemonFiles, repo: Path, idle_timeout: float, env: Mapping[str, str]
+) -> tuple[Client, bool]:
+    """A client of the repository's daemon, and whether this call started the daemon."""
     client = try_connect(files)
     if client is not None:
-        return client
-    start(files, repo, idle_timeout, env)
+        return client, False
+    _, started = _launch(files, repo, idle_timeout, env)
     client = try_connect(files)
     if client is None:
         raise DaemonError(f"the daemon started but does not answer on {files.socket}")
-    return client
+    return client, started
 
 
-def stop(files: DaemonFiles, timeout: float = 15.0) -> bool:
-    """Ask the daemon to stop and wait for it; False when none was running."""
+def stop(files: DaemonFiles, timeout: float = 15.0, unless_in_use: bool = False) -> bool:
+    """Ask the daemon to stop and wait for it; False when none was running.
+
+    ``unless_in_use``: only if no other client is connected to it (False then).
+    """
     client = try_connect(files, timeout=5)
     if client is None:
         return False
     pid = _read_pid(files)
-    with contextlib.suppress(RpcError, OSError):
-        client.call("shutdown")
-    client.close()
+    params = {"unless_in_use": True} if unless_in_use else None
+    try:
+        answer = client.call("shutdown", params)
+    except (RpcError, OSError):
+        answer = None
+    finally:
+        client.close()
+    if isinstance(answer, dict) and answer.get("stopping") is False:
+        return False
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if (pid is None or not _alive(pid)) and not holds_lock(files):
@@ -217,8 +247,14 @@ def run(
     files: DaemonFiles,
     idle_timeout: float,
     fault: Callable[[str], None] | None = None,
+    *,
+    env: Mapping[str, str],
 ) -> None:
-    """Run the daemon in the foreground until it is stopped or idle."""
+    """Run the daemon in the foreground until it is stopped or idle.
+
+    ``env`` is the environment of the git processes it starts, less the
+    ``GIT_*`` variables that could send git to another repository.
+    """
     import asyncio
     import logging
     import signal
@@ -236,7 +272,7 @@ def run(
         log = logging.getLogger("redline.daemon")
         log.info("starting for %s", files.common)
         watcher = Watcher()
-        service = Service(repo, fault=fault)
+        service = Service(repo, git_env=without_git_redirects(env), fault=fault)
         service.on_session_open = lambda a: watcher.watch(a.session.name, a.root, a.dirty)
         service.on_session_close = watcher.unwatch
         server = Server(service, files.socket, idle_timeout)

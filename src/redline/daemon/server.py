@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -11,6 +12,7 @@ import struct
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,13 @@ from redline.daemon.service import Service, error_for
 log = logging.getLogger("redline.daemon")
 _TOO_LARGE = object()
 QUIET_DELAY = 1.0  # seconds without apply or approve before the idle-time upkeep
+STOP_GRACE = 5.0  # seconds a stopping daemon waits for a client to take its last answer
+
+
+@dataclass
+class _Connection:
+    writer: asyncio.StreamWriter
+    reading: bool = False  # waiting for its next request (not serving one)
 
 
 class Server:
@@ -40,6 +49,8 @@ class Server:
             "approve": service.approve,
         }
         self._connections = 0
+        # Each connection's task and state: a stop ends them (see _close_all).
+        self._clients: dict[asyncio.Task[None], _Connection] = {}
         self._last_activity = time.monotonic()
         self._stopping: asyncio.Event | None = None
         self._upkeep: asyncio.TimerHandle | None = None
@@ -63,7 +74,11 @@ class Server:
         idle = asyncio.create_task(self._idle_watch())
         async with server:
             await self._stopping.wait()
+            server.close()  # no new connections
+            await self._close_all()
         idle.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await idle
         if self._upkeep is not None:
             self._upkeep.cancel()
         self.worker.shutdown(wait=True)
@@ -72,6 +87,27 @@ class Server:
     def stop(self) -> None:
         if self._stopping is not None:
             self._stopping.set()
+
+    async def _close_all(self) -> None:
+        """End every connection once it has answered the request it is on.
+
+        A connection waiting for its next request is closed now; one serving a
+        request answers it, then sees the stop and ends. Each task returns as
+        usual: a connection task left to be cancelled when the loop closes makes
+        asyncio log an error with a CancelledError traceback (Python 3.11).
+        """
+        for connection in self._clients.values():
+            if connection.reading:
+                connection.writer.close()
+        pending = set(self._clients)
+        if pending:
+            _, pending = await asyncio.wait(pending, timeout=STOP_GRACE)
+        for task in pending:
+            # Its client does not take the answer: drop the connection (the task
+            # returns once its request is done, as the worker must finish it anyway).
+            self._clients[task].writer.transport.abort()
+        if pending:
+            await asyncio.wait(pending)
 
     async def _idle_watch(self) -> None:
         while True:
@@ -83,6 +119,9 @@ class Server:
                 return
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        connection = self._clients[task] = _Connection(writer)
         self._connections += 1
         self._last_activity = time.monotonic()
         try:
@@ -100,12 +139,20 @@ class Server:
                 await writer.drain()
                 return
             while True:
-                line = await _read_line(reader)
+                if self._stopping is not None and self._stopping.is_set():
+                    return
+                connection.reading = True
+                try:
+                    line = await _read_line(reader)
+                finally:
+                    connection.reading = False
                 if line is None:
                     return
                 self._last_activity = time.monotonic()
-                if line is _TOO_LARGE:
-                    answer: dict[str, Any] | None = protocol.error(
+                if self._stopping is not None and self._stopping.is_set():
+                    answer: dict[str, Any] | None = _refused_while_stopping(line)
+                elif line is _TOO_LARGE:
+                    answer = protocol.error(
                         None,
                         protocol.INVALID_REQUEST,
                         "message too large",
@@ -121,6 +168,7 @@ class Server:
         except (ConnectionError, asyncio.IncompleteReadError):
             return
         finally:
+            self._clients.pop(task, None)
             self._connections -= 1
             self._last_activity = time.monotonic()
             writer.close()
@@ -150,6 +198,10 @@ class Server:
         params = message.get("params", {})
         notification = "id" not in message
         if method == "shutdown":
+            if params.get("unless_in_use") and self._connections > 1:
+                # Asked by a command that started this daemon for one request that
+                # failed: another client uses it now, so it stays.
+                return None if notification else protocol.response(request_id, {"stopping": False})
             self.stop()
             return None if notification else protocol.response(request_id, {"stopping": True})
         handler = self._methods.get(method)
@@ -189,6 +241,27 @@ class Server:
             QUIET_DELAY,
             lambda: loop.run_in_executor(self.worker, self.service.when_quiet),
         )
+
+
+def _refused_while_stopping(line: bytes | object) -> dict[str, Any] | None:
+    """The answer to a request read after the stop began (None for a notification)."""
+    request_id = None
+    if isinstance(line, bytes):
+        try:
+            message = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            message = None
+        if isinstance(message, dict):
+            if "id" not in message:
+                return None
+            request_id = message["id"] if _valid_id(message["id"]) else None
+    return protocol.error(
+        request_id,
+        protocol.SHUTTING_DOWN,
+        "shutting down",
+        "the daemon is stopping and takes no new request; send it again once it has "
+        "stopped (a redline command starts a new daemon)",
+    )
 
 
 def _valid_id(value: Any) -> bool:

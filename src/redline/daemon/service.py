@@ -3,25 +3,24 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pygit2
-
 from redline import __version__
 from redline.daemon import protocol
+from redline.daemon.housekeeping import Housekeeping
 from redline.daemon.protocol import PROTOCOL_VERSION, RpcError
 from redline.engine.edit import EditRequest
 from redline.engine.errors import RedlineError, RequestError
 from redline.engine.hints import FailureHints
 from redline.engine.result import Result
-from redline.gitops import notes
+from redline.gitops import history
 from redline.gitops import session as sessions
 from redline.gitops.apply import SessionApplier
 from redline.gitops.errors import SessionError
-from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects, consolidate
+from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects
 from redline.gitops.repo import main_repository
 from redline.gitops.spares import SparePool
 from redline.gitops.worktree import request_path
@@ -36,11 +35,19 @@ log = logging.getLogger("redline.daemon")
 class Service:
     """One repository's sessions; every method runs on the worker thread."""
 
-    def __init__(self, repo_path: Path, fault: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        repo_path: Path,
+        *,
+        git_env: Mapping[str, str],
+        fault: Callable[[str], None] | None = None,
+    ) -> None:
         self.repo, self.layout = main_repository(repo_path)
         self.layout.ensure()
-        # Every object the daemon writes is staged, then written as one pack per call.
+        # Every object the daemon writes is staged, then written as one pack per call,
+        # and the packs are rolled together beside the requests, never inside one.
         self.staged = StagedObjects.attach(self.repo)
+        self.housekeeping = Housekeeping(Path(self.repo.path), git_env)
         # ...and the files it creates take the inode of a spare made ahead of time.
         self.spares = SparePool(self.layout.state / "spares")
         self.writer = Writer(self.staged, self.spares)
@@ -57,6 +64,7 @@ class Service:
     def startup(self) -> None:
         """Finish requests a crash interrupted, and start watching every session."""
         self.spares.start()
+        self.housekeeping.start()
         for session in sessions.all_sessions(self.layout):
             try:
                 self.applier(session.name)
@@ -64,9 +72,17 @@ class Service:
                 log.exception("session %s: cannot load it; its requests will say why", session.name)
 
     def shutdown(self) -> None:
+        self.housekeeping.stop()
         self.spares.stop()
 
-    def applier(self, name: str) -> SessionApplier:
+    def applier(self, name: str, checked_out_now: bool = False) -> SessionApplier:
+        """The session's applier, made (and its worktree watched) on first use.
+
+        ``checked_out_now``: the session's worktree was checked out from its tip
+        by this very call and its path is not yet known to anyone, so it holds
+        exactly the tip: its first request needs no walk of the whole worktree,
+        since the watcher attached here sees every later change.
+        """
         if name not in self._appliers:
             session = sessions.load(self.layout, name)
             if not Path(session.worktree).is_dir():
@@ -85,28 +101,35 @@ class Service:
             done = applier.publisher.recover()
             if done:
                 log.warning("session %s: %s", name, done)
+            if checked_out_now:
+                applier.dirty.overflowed = False  # before watching: nothing can be missed
             self._appliers[name] = applier
             self.on_session_open(applier)
+            if checked_out_now:
+                # The first request would otherwise read and hash the worktree's
+                # index (20,000 entries: ~25 ms); opening pays it instead.
+                applier.warm()
         return self._appliers[name]
 
     def call(self, method: Callable[[dict[str, Any]], Any], params: dict[str, Any]) -> Any:
         """Run one method; the objects it wrote are on disk before it answers."""
-        try:
-            return method(params)
-        finally:
-            self.writer.flush()
-            if self.staged.written >= CONSOLIDATE_AFTER:
-                self.consolidate()
+        with self.spares.serving():
+            try:
+                return method(params)
+            finally:
+                self.writer.flush()
+                if self.staged.written >= CONSOLIDATE_AFTER:
+                    self.roll_up_packs()
 
-    def consolidate(self) -> None:
-        """Roll the packs written since the last time together (see gitops.packs)."""
-        if not self.staged.written:
-            return
-        problem = consolidate(Path(self.repo.path))
-        if problem is None:
+    def roll_up_packs(self) -> None:
+        """Ask for the packs written since the last time to be rolled together.
+
+        Returns at once: ``git repack`` runs on the housekeeping thread, so no
+        request waits for it, and its failure is a line in the log.
+        """
+        if self.staged.written:
             self.staged.written = 0
-        else:
-            log.warning("could not roll up the packs redline wrote: %s", problem)
+            self.housekeeping.repack()
 
     # -- methods ---------------------------------------------------------------
 
@@ -125,24 +148,21 @@ class Service:
         name = _optional_str(params, "name")
         base = _optional_str(params, "base")
         session = sessions.open_session(self.repo, self.layout, name, base)
-        self.applier(session.name)
-        return {"name": session.name, "branch": session.short_branch, "worktree": session.worktree}
+        self.applier(session.name, checked_out_now=True)
+        # The daemon's first session: what its first request imports is imported
+        # by now (during the checkout), not half-way through when it arrives.
+        self.housekeeping.wait_ready()
+        return {
+            "name": session.name,
+            "branch": session.short_branch,
+            "worktree": session.worktree,
+            "resumed": session.resumed,
+            "base": session.base,
+            "edits": len(history.commits(self.repo, session.branch, session.base)),
+        }
 
     def session_list(self, params: dict[str, Any]) -> list[dict[str, Any]]:
-        out = []
-        for session in sessions.all_sessions(self.layout):
-            tip = notes.ref_target(self.repo, session.branch)
-            out.append(
-                {
-                    "name": session.name,
-                    "branch": session.short_branch,
-                    "worktree": session.worktree,
-                    "base": session.base,
-                    "tip": str(tip) if tip else None,
-                    "edits": len(self._commits(session)),
-                }
-            )
-        return out
+        return history.open_sessions(self.repo, self.layout)
 
     def session_close(self, params: dict[str, Any]) -> dict[str, Any]:
         name = _required_str(params, "name")
@@ -183,8 +203,10 @@ class Service:
         return result.to_dict()
 
     def when_quiet(self) -> None:
-        """Idle-time upkeep: roll up packs, and warm the guard's ledger cache for hooks."""
-        self.consolidate()
+        """Idle-time upkeep: roll up packs, import the tolerant tiers' libraries (once),
+        and warm the guard's ledger cache for hooks."""
+        self.roll_up_packs()
+        self.housekeeping.when_quiet()
         try:
             ledger.load(self.repo)
         except Exception:  # a cache is an optimisation; the hook rebuilds it if needed
@@ -203,33 +225,7 @@ class Service:
 
     def log(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         name = _required_str(params, "session")
-        session = sessions.load(self.layout, name)
-        entries = []
-        for commit in self._commits(session):
-            note = notes.read_note(self.repo, commit.id) or {}
-            entries.append(
-                {
-                    "commit": str(commit.id),
-                    "summary": commit.message.splitlines()[0] if commit.message else "",
-                    "edit": note.get("edit"),
-                    "source": note.get("source"),
-                    "tool": note.get("tool"),
-                    "operations": note.get("operations", []),
-                }
-            )
-        return entries
-
-    def _commits(self, session: sessions.Session) -> list[pygit2.Commit]:
-        tip = notes.ref_target(self.repo, session.branch)
-        if tip is None:
-            return []
-        base = pygit2.Oid(hex=session.base)
-        out = []
-        for commit in self.repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL):
-            if commit.id == base or self.repo.descendant_of(base, commit.id):
-                break
-            out.append(commit)
-        return out
+        return history.session_history(self.repo, self.layout, name).entries
 
 
 def _required_str(params: dict[str, Any], key: str) -> str:

@@ -68,6 +68,10 @@ class SessionApplier:
         self._policy = Policy()
         self.before_write: Callable[[], None] | None = None  # test seam
 
+    def warm(self) -> None:
+        """Read the worktree's index now, so that the first request does not pay for it."""
+        self.publisher.warm()
+
     # -- the request -------------------------------------------------------------
 
     def apply(self, request: Request, model: str | None = None, dry_run: bool = False) -> Result:

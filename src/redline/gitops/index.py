@@ -79,6 +79,16 @@ class IndexPatcher:
             changed.append(offset)
         return self._write(changed)
 
+    def warm(self) -> None:
+        """Read and hash the index now (a session just opened), so the first stage need not."""
+        if self._load():
+            assert self._data is not None
+            body = memoryview(self._data)[: self._end]
+            try:
+                self._digest(body)
+            finally:
+                body.release()
+
     def _load(self) -> bool:
         try:
             stamp = _stamp(self.path)

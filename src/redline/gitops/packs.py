@@ -9,15 +9,21 @@ serves it back until :meth:`StagedObjects.flush` writes them all as one pack
 and its index (two files), before any ref or journal may name them.
 
 Packs accumulate, one per request; :func:`consolidate` rolls the small ones
-together with ``git repack --geometric``, as git's own maintenance does.
+together with ``git repack --geometric``, as git's own maintenance does; the
+daemon runs it beside the requests, never inside one (``daemon/housekeeping.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import signal
 import struct
+import threading
+import time
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
 
 import pygit2
@@ -26,6 +32,8 @@ from redline.fsops.atomic import OpenNew, create_new, write_all
 
 PRIORITY = 3  # above libgit2's packs (2) and loose objects (1): every write comes here
 CONSOLIDATE_AFTER = 32  # packs written since the last roll-up
+REPACK_TIMEOUT = 120.0  # seconds a roll-up may take before it is killed
+_POLL = 0.05  # seconds between looks at a cancelled or late roll-up
 _TMP_PREFIX = "tmp_pack_redline_"
 
 
@@ -170,20 +178,52 @@ def _write_new(folder: Path, name: str, data: bytes | bytearray, open_new: OpenN
     os.replace(tmp, folder / name)
 
 
-def consolidate(repo_dir: Path) -> str | None:
-    """Roll small packs together (``git repack -d --geometric=2``); why it could not, or None."""
+def consolidate(
+    repo_dir: Path,
+    *,
+    env: Mapping[str, str],
+    timeout: float = REPACK_TIMEOUT,
+    cancel: threading.Event | None = None,
+) -> str | None:
+    """Roll small packs together (``git repack -d --geometric=2``); why it could not, or None.
+
+    ``env`` is the environment git runs with (see :mod:`redline.gitops.gitenv`:
+    no variable in it may send git to another repository). A run that takes
+    longer than ``timeout`` seconds, or is cancelled, is killed: git writes
+    the new pack before it removes the old ones, so that leaves the packs as
+    they were (and maybe a temporary file ``git gc`` removes).
+    """
     import subprocess  # only here: the guard hook imports this module too
 
     try:
-        done = subprocess.run(
+        process = subprocess.Popen(
             ["git", "-C", str(repo_dir), "repack", "-d", "-q", "--geometric=2"],
             stdin=subprocess.DEVNULL,
-            capture_output=True,
-            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=dict(env),
+            start_new_session=True,  # its own process group: a kill reaches pack-objects too
         )
     except OSError as exc:
         return f"cannot run git ({exc}); install git, or run `git gc` now and then"
-    if done.returncode != 0:
-        problem = done.stderr.decode(errors="replace").strip()
-        return f"git repack failed ({done.returncode}: {problem}); run `git gc` in {repo_dir}"
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            _, stderr = process.communicate(timeout=_POLL)
+            break
+        except subprocess.TimeoutExpired:
+            stopped = cancel is not None and cancel.is_set()
+            if stopped or time.monotonic() >= deadline:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.communicate()
+                if stopped:
+                    return "git repack was stopped as the daemon stops; the packs are as before"
+                return (
+                    f"git repack did not finish within {timeout:g} s and was stopped; the packs "
+                    f"are as before — run `git gc` in {repo_dir} when the machine is quiet"
+                )
+    if process.returncode != 0:
+        problem = stderr.decode(errors="replace").strip()
+        return f"git repack failed ({process.returncode}: {problem}); run `git gc` in {repo_dir}"
     return None

@@ -92,6 +92,9 @@ class Publisher:
         # same moment as a publication can drop the note just added. Re-added if so.
         self._recent: dict[pygit2.Oid, pygit2.Oid] = {}
 
+    def warm(self) -> None:
+        self._index.warm()
+
     # -- one request --------------------------------------------------------------------
 
     def publish(

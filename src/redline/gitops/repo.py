@@ -49,11 +49,16 @@ class Layout:
         return self.state / "sessions"
 
     @property
+    def closed(self) -> Path:
+        """Records of closed sessions whose branch was kept (where their history starts)."""
+        return self.state / "closed"
+
+    @property
     def journal(self) -> Path:
         return self.state / "journal"
 
     def ensure(self) -> None:
-        for folder in (self.state, self.worktrees, self.sessions, self.journal):
+        for folder in (self.state, self.worktrees, self.sessions, self.closed, self.journal):
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 

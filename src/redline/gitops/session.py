@@ -1,10 +1,17 @@
-"""Sessions: a branch ``redline/<name>`` checked out in a scratch worktree."""
+"""Sessions: a branch ``redline/<name>`` checked out in a scratch worktree.
+
+A session's record (``sessions/<name>.json`` in redline's state directory)
+lives while it is open. Closing it removes the worktree; when the branch is
+kept, the record moves to ``closed/<name>.json``, so that its history can still
+be read (``redline log``) and opening a session of that name later resumes it:
+a new worktree on the same branch, whose history continues.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import re
+import os
 import shutil
 import time
 from dataclasses import asdict, dataclass
@@ -12,11 +19,10 @@ from pathlib import Path
 
 import pygit2
 
-from redline.gitops import journal
+from redline.gitops import journal, notes
 from redline.gitops.errors import SessionError
+from redline.gitops.names import check_name
 from redline.gitops.repo import BRANCH_PREFIX, NOTES_REF, Layout
-
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 
 @dataclass(frozen=True)
@@ -24,20 +30,13 @@ class Session:
     name: str
     branch: str  # full ref name
     worktree: str
-    base: str  # commit id the session started from
+    base: str  # commit id the session's history starts after
     created: float
+    resumed: bool = False  # continues the branch of an earlier session of this name
 
     @property
     def short_branch(self) -> str:
         return self.branch.removeprefix("refs/heads/")
-
-
-def check_name(name: str) -> None:
-    if not _NAME.fullmatch(name) or name.endswith((".lock", ".")) or ".." in name:
-        raise SessionError(
-            f"invalid session name {name!r}: use letters, digits, '.', '_' and '-' "
-            "(up to 63 characters, starting with a letter or digit)"
-        )
 
 
 def new_name() -> str:
@@ -62,16 +61,45 @@ def _meta_path(layout: Layout, name: str) -> Path:
     return layout.sessions / f"{name}.json"
 
 
-def load(layout: Layout, name: str) -> Session:
-    check_name(name)
+def _closed_path(layout: Layout, name: str) -> Path:
+    return layout.closed / f"{name}.json"
+
+
+def _read(path: Path) -> Session | None:
     try:
-        data = json.loads(_meta_path(layout, name).read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        return None
+    return Session(**data)
+
+
+def _write(path: Path, session: Session) -> None:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(asdict(session)), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def find(layout: Layout, name: str) -> Session | None:
+    """The open session called ``name``, or None."""
+    check_name(name)
+    return _read(_meta_path(layout, name))
+
+
+def find_closed(layout: Layout, name: str) -> Session | None:
+    """The record of the closed session called ``name`` (its branch was kept), or None."""
+    check_name(name)
+    return _read(_closed_path(layout, name))
+
+
+def load(layout: Layout, name: str) -> Session:
+    session = find(layout, name)
+    if session is None:
         raise SessionError(
             f"no session named {name!r}; `redline session list` shows the open ones, "
             "`redline session open --name NAME` creates one"
-        ) from None
-    return Session(**data)
+        )
+    return session
 
 
 def all_sessions(layout: Layout) -> list[Session]:
@@ -83,6 +111,8 @@ def all_sessions(layout: Layout) -> list[Session]:
 def open_session(
     repo: pygit2.Repository, layout: Layout, name: str | None, base: str | None
 ) -> Session:
+    """Open a session: a new branch from ``base`` (default HEAD), or, when the branch
+    ``redline/<name>`` exists, resume it (``Session.resumed``)."""
     name = name or _free_name(repo, layout)
     check_name(name)
     layout.ensure()
@@ -91,12 +121,12 @@ def open_session(
             f"session {name!r} is already open; use it, or close it first "
             f"(`redline session close {name}`)"
         )
+    path = layout.worktrees / name
+    if path.exists():
+        raise SessionError(f"{path} already exists; remove it or pick another session name")
     branch = f"refs/heads/{BRANCH_PREFIX}{name}"
     if branch in repo.references:
-        raise SessionError(
-            f"branch {branch.removeprefix('refs/heads/')} already exists; pick another session "
-            "name or delete that branch"
-        )
+        return _resume(repo, layout, name, branch, base, path)
     try:
         commit = repo.revparse_single(base or "HEAD").peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
@@ -104,9 +134,6 @@ def open_session(
             f"cannot resolve {base or 'HEAD'!r} to a commit; give --base a branch, tag or "
             "commit (a repository needs at least one commit)"
         ) from None
-    path = layout.worktrees / name
-    if path.exists():
-        raise SessionError(f"{path} already exists; remove it or pick another session name")
     ref = repo.branches.local.create(branch.removeprefix("refs/heads/"), commit)
     try:
         repo.add_worktree(_worktree_name(name), str(path), ref)
@@ -115,8 +142,136 @@ def open_session(
         raise SessionError(f"cannot create the worktree at {path}: {exc}") from None
     _ensure_rewrite_ref(repo)
     session = Session(name, branch, str(path), str(commit.id), time.time())
-    _meta_path(layout, name).write_text(json.dumps(asdict(session)), encoding="utf-8")
+    _write(_meta_path(layout, name), session)
+    # A record left by a session whose branch was deleted since (by git) is stale.
+    _closed_path(layout, name).unlink(missing_ok=True)
     return session
+
+
+def _resume(
+    repo: pygit2.Repository,
+    layout: Layout,
+    name: str,
+    branch: str,
+    base: str | None,
+    path: Path,
+) -> Session:
+    """A new worktree on the existing branch ``redline/<name>``; its history continues."""
+    short = branch.removeprefix("refs/heads/")
+    if base is not None:
+        raise SessionError(
+            f"branch {short} already exists, so session {name!r} would resume from its tip "
+            f"and --base {base} cannot apply; drop --base to resume it, or pick another "
+            f"session name to start from {base}"
+        )
+    held = _checked_out(repo, layout, branch)
+    if held is not None:
+        raise SessionError(held)
+    try:
+        tip = repo.references[branch].peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        raise SessionError(
+            f"branch {short} does not point at a commit; delete it (`git branch -D {short}`) "
+            "or pick another session name"
+        ) from None
+    start = closed_base(repo, layout, name, tip.id)
+    try:
+        repo.add_worktree(_worktree_name(name), str(path), repo.branches.local[short])
+    except pygit2.GitError as exc:
+        raise SessionError(
+            f"cannot check out {short} in a new worktree at {path}: {exc}; "
+            "`git worktree list` shows where the branch is in use"
+        ) from None
+    _ensure_rewrite_ref(repo)
+    session = Session(name, branch, str(path), str(start), time.time(), resumed=True)
+    _write(_meta_path(layout, name), session)
+    _closed_path(layout, name).unlink(missing_ok=True)
+    return session
+
+
+def _checked_out(repo: pygit2.Repository, layout: Layout, branch: str) -> str | None:
+    """Why ``branch`` cannot get a worktree of its own (a worktree has it), or None."""
+    short = branch.removeprefix("refs/heads/")
+    if not repo.is_bare and _head_is(layout.common / "HEAD", branch):
+        where = Path(repo.workdir) if repo.workdir else layout.common.parent
+        return (
+            f"branch {short} is checked out in your own worktree ({where}), so the session "
+            "cannot resume in a worktree of its own; switch that worktree to another branch "
+            "(`git switch -`), or pick another session name"
+        )
+    admin = layout.common / "worktrees"
+    if not admin.is_dir():
+        return None
+    for entry in sorted(admin.iterdir()):
+        if not _head_is(entry / "HEAD", branch):
+            continue
+        try:
+            location = Path((entry / "gitdir").read_text(encoding="utf-8").strip()).parent
+        except OSError:
+            location = entry
+        if location.exists():
+            return (
+                f"branch {short} is checked out in the worktree {location}; remove that "
+                f"worktree (`git worktree remove {location}`) or switch it to another branch, "
+                "then open the session again — or pick another session name"
+            )
+        return (
+            f"branch {short} is still registered to the worktree {location}, which no longer "
+            "exists; run `git worktree prune` to forget it, then open the session again"
+        )
+    return None
+
+
+def _head_is(head_file: Path, branch: str) -> bool:
+    try:
+        return head_file.read_text(encoding="utf-8").strip() == f"ref: {branch}"
+    except OSError:
+        return False
+
+
+def closed_base(repo: pygit2.Repository, layout: Layout, name: str, tip: pygit2.Oid) -> pygit2.Oid:
+    """Where the history of a session that is not open starts, its branch at ``tip``:
+    as recorded when it was closed (while the branch still descends from it), or
+    else as its notes say."""
+    record = _read(_closed_path(layout, name))
+    if record is not None:
+        recorded = _commit_id(record.base)
+        if recorded is not None and (recorded == tip or _descends(repo, tip, recorded)):
+            return recorded
+    return history_start(repo, name, tip)
+
+
+def history_start(repo: pygit2.Repository, name: str, tip: pygit2.Oid) -> pygit2.Oid:
+    """The commit below the run of commits, from ``tip`` down, that session ``name`` made.
+
+    For a branch with no record (fetched from elsewhere, or its record lost), the
+    notes tell which commits are the session's: each redline commit's note names
+    its session.
+    """
+    current = tip
+    while True:
+        note = notes.read_note(repo, current)
+        if note is None or note.get("session") != name:
+            return current
+        commit = repo[current]
+        assert isinstance(commit, pygit2.Commit)
+        if len(commit.parent_ids) != 1:
+            return current
+        current = commit.parent_ids[0]
+
+
+def _commit_id(hex_id: str) -> pygit2.Oid | None:
+    try:
+        return pygit2.Oid(hex=hex_id)
+    except (ValueError, TypeError):
+        return None
+
+
+def _descends(repo: pygit2.Repository, commit: pygit2.Oid, ancestor: pygit2.Oid) -> bool:
+    try:
+        return bool(repo.descendant_of(commit, ancestor))
+    except (KeyError, pygit2.GitError):
+        return False
 
 
 def _worktree_name(name: str) -> str:
@@ -178,5 +333,9 @@ def close_session(
     if delete_branch:
         with contextlib.suppress(KeyError):
             repo.references.delete(session.branch)
+        _closed_path(layout, session.name).unlink(missing_ok=True)
+    else:
+        # The branch stays: keep where its history starts, for `log` and a later resume.
+        _write(_closed_path(layout, session.name), session)
     _meta_path(layout, session.name).unlink(missing_ok=True)
     journal.path_for(layout.journal, session.name).unlink(missing_ok=True)

@@ -26,6 +26,7 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 KEEP = 1024  # about 170 edits' worth: a burst of requests is served from the pool
@@ -58,6 +59,7 @@ class SparePool:
         self._serial = 0
         self._umask = 0o022
         self._last_take = 0.0
+        self._serving = 0  # requests in progress (see serving)
 
     def start(self) -> None:
         """Adopt the spares a previous daemon left and start topping the pool up."""
@@ -85,6 +87,21 @@ class SparePool:
 
     def __len__(self) -> int:
         return sum(map(len, self._spares))
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        """While a request runs, the pool is not topped up (nor ``pause`` seconds after).
+
+        Takes alone do not say a request runs: opening a session checks out a
+        whole worktree and takes nothing, and spares made meanwhile compete
+        with its file writes (and with the first requests after it).
+        """
+        self._serving += 1
+        try:
+            yield
+        finally:
+            self._serving -= 1
+            self._last_take = time.monotonic()
 
     def take(self, path: Path, mode: int) -> int | None:
         """Move a spare to ``path`` and open it for writing, or None to create it as usual."""
@@ -130,6 +147,8 @@ class SparePool:
             self._wanted.clear()
             while not self._stopped.is_set() and len(self) < self.keep:
                 busy_for = self.pause - (time.monotonic() - self._last_take)
+                if self._serving:
+                    busy_for = self.pause
                 if busy_for > 0:
                     self._stopped.wait(busy_for)
                     continue

@@ -1,0 +1,28 @@
+"""Reading a repository in the command's own process, for commands that only read.
+
+``redline log`` and ``redline session list`` read the session records, the
+``redline/*`` branches and the notes directly: reading starts no daemon.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    import pygit2
+
+    from redline.gitops.repo import Layout
+
+
+def open_repository(path: Path) -> tuple[pygit2.Repository, Layout]:
+    """The repository ``path`` is in, or a usage error that says so."""
+    from redline.gitops.errors import GitModeError
+    from redline.gitops.repo import main_repository
+
+    try:
+        return main_repository(path)
+    except GitModeError as exc:
+        raise click.ClickException(str(exc)) from None

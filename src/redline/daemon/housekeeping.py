@@ -1,0 +1,152 @@
+"""Upkeep that never holds up a request: warming imports, rolling packs together.
+
+Imports. Every request parses its JSON with the wire models (pydantic: ~0.14
+s to import), which the daemon's first request used to pay. The housekeeping
+thread imports them as the daemon starts, while the first session's worktree
+is checked out; ``session.open`` waits for that before it answers, so that no
+request meets an import half done. The tolerant tiers' libraries (numpy,
+rapidfuzz, charset-normalizer: ~0.12 s) are imported once requests first
+pause, not while the first ones run: a request an exact edit serves needs
+none of them, and an import holds the interpreter's lock against it.
+
+Packs. Each request writes its objects as one pack (``gitops.packs``); ``git
+repack --geometric`` rolls them together every ``CONSOLIDATE_AFTER``
+requests and when requests pause. It runs on this thread, beside the
+repository's one git worker, as a second process reading the repository,
+like a ``git gc`` a user starts: no request waits for it, a run longer than
+its timeout is killed (git removes old packs only after the new one is
+whole, so the packs stay as they were), so is a run still going when the
+daemon stops, and a failure is a line in the daemon's log, never a failed
+request.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from redline.gitops.packs import REPACK_TIMEOUT, consolidate
+
+log = logging.getLogger("redline.daemon")
+# Imported by every request on first use: warmed as the daemon starts.
+REQUEST_MODULES = ("redline.tools.schema",)
+# Imported by tolerant matches and legacy encodings: warmed when requests first pause.
+TOLERANT_MODULES = (
+    "redline.engine.merge",
+    "redline.engine.indent",
+    "redline.engine.similarity",
+    "numpy",
+    "rapidfuzz.fuzz",
+    "rapidfuzz.process",
+    "rapidfuzz.distance",
+    "charset_normalizer",
+)
+READY_TIMEOUT = 10.0  # seconds session.open waits at most for REQUEST_MODULES
+
+
+def warm_imports(modules: tuple[str, ...]) -> None:
+    """Import ``modules`` now, so that no request pays for it (a failure is logged only)."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # the request that needs it reports the problem
+            log.exception("could not import %s ahead of the requests that use it", name)
+
+
+class Housekeeping:
+    """One thread for the daemon's upkeep: imports ahead of need, then pack roll-ups."""
+
+    def __init__(
+        self, git_dir: Path, git_env: Mapping[str, str], timeout: float = REPACK_TIMEOUT
+    ) -> None:
+        self.git_dir = git_dir
+        self.git_env = dict(git_env)
+        self.timeout = timeout
+        self._ready = threading.Event()  # REQUEST_MODULES are imported
+        self._wanted = threading.Event()  # a job was asked for
+        self._repack = False
+        self._tolerant = False  # TOLERANT_MODULES asked for (once)
+        self._stopping = threading.Event()
+        self._idle = threading.Event()  # nothing asked for and nothing running
+        self._idle.set()
+        self._lock = threading.Lock()  # guards the job flags, _idle and _wanted
+        self._thread: threading.Thread | None = None
+        self._last_problem: str | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="redline-housekeeping", daemon=True)
+        self._thread.start()
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
+        """Wait until what every request imports is imported (at once when not started)."""
+        if self._thread is not None:
+            self._ready.wait(timeout)
+
+    def repack(self) -> None:
+        """Ask for a roll-up; returns at once (asks made while one runs make one more run)."""
+        self._ask(repack=True)
+
+    def when_quiet(self) -> None:
+        """Requests pause: import the tolerant tiers' libraries, if not done yet."""
+        self._ask(tolerant=True)
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until nothing is asked for or running; False when ``timeout`` passed first."""
+        return self._idle.wait(timeout)
+
+    def stop(self) -> None:
+        """Kill a roll-up that is running and end the thread."""
+        self._stopping.set()
+        self._wanted.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def _ask(self, repack: bool = False, tolerant: bool = False) -> None:
+        if self._thread is None or self._stopping.is_set():
+            return
+        with self._lock:
+            self._repack = self._repack or repack
+            self._tolerant = self._tolerant or tolerant
+            self._idle.clear()
+            self._wanted.set()
+
+    def _run(self) -> None:
+        warm_imports(REQUEST_MODULES)
+        self._ready.set()
+        tolerant_done = False
+        while True:
+            self._wanted.wait()
+            if self._stopping.is_set():
+                return
+            with self._lock:
+                self._wanted.clear()
+                repack, tolerant = self._repack, self._tolerant
+                self._repack = False
+            if tolerant and not tolerant_done:
+                warm_imports(TOLERANT_MODULES)
+                tolerant_done = True
+            if repack:
+                started = time.monotonic()
+                problem = consolidate(
+                    self.git_dir, env=self.git_env, timeout=self.timeout, cancel=self._stopping
+                )
+                self._report(problem, time.monotonic() - started)
+            with self._lock:
+                if not self._wanted.is_set():
+                    self._idle.set()
+
+    def _report(self, problem: str | None, seconds: float) -> None:
+        if problem is None:
+            log.debug("rolled up the packs in %.0f ms", seconds * 1000)
+        elif self._stopping.is_set():
+            log.info("%s", problem)
+        elif problem != self._last_problem:
+            log.warning("could not roll up the packs redline wrote: %s", problem)
+        else:
+            log.debug("could not roll up the packs redline wrote (again): %s", problem)
+        self._last_problem = problem

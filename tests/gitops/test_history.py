@@ -1,0 +1,79 @@
+"""gitops.history: a session's commits read from records, branches and notes alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gitmode_fixtures import git, rev, write
+from redline.gitops.errors import SessionError
+from redline.gitops.history import open_sessions, session_history
+from redline.gitops.repo import main_repository
+from redline.gitops.session import close_session, open_session
+
+
+def commit(repo: Path, name: str, note: dict[str, object] | None = None) -> str:
+    write(repo / name, f"{name}\n")
+    git(repo, "add", name)
+    git(repo, "commit", "-q", "-m", f"add {name}")
+    made = rev(repo, "HEAD")
+    if note is not None:
+        git(repo, "notes", "--ref=redline", "add", "-m", json.dumps(note), made)
+    return made
+
+
+def test_an_open_session_lists_what_is_after_its_base(repo: Path) -> None:
+    handle, layout = main_repository(repo)
+    session = open_session(handle, layout, "s", None)
+    wt = Path(session.worktree)
+    made = commit(wt, "x.txt", {"session": "s", "edit": "e1", "source": "agent", "tool": "edit"})
+
+    found = session_history(handle, layout, "s")
+
+    assert found.open is True and found.base == session.base
+    assert [e["commit"] for e in found.entries] == [made]
+    assert found.entries[0]["edit"] == "e1" and found.entries[0]["summary"] == "add x.txt"
+    [row] = open_sessions(handle, layout)
+    assert (row["name"], row["tip"], row["edits"]) == ("s", made, 1)
+
+
+def test_a_closed_session_reads_from_its_kept_branch(repo: Path) -> None:
+    handle, layout = main_repository(repo)
+    session = open_session(handle, layout, "s", None)
+    made = commit(Path(session.worktree), "x.txt")  # a commit without a note counts too
+    close_session(handle, layout, session, delete_branch=False, force=False)
+
+    found = session_history(handle, layout, "s")
+
+    assert found.open is False and found.base == session.base
+    assert [e["commit"] for e in found.entries] == [made]
+    assert open_sessions(handle, layout) == []
+
+
+def test_a_branch_with_no_record_is_read_as_far_as_its_notes_go(repo: Path) -> None:
+    git(repo, "switch", "-q", "-c", "redline/theirs")
+    before = commit(repo, "before.txt")  # not the session's: no note naming it
+    mine = [commit(repo, f"f{i}.txt", {"session": "theirs", "edit": f"e{i}"}) for i in range(3)]
+    git(repo, "switch", "-q", "main")
+    handle, layout = main_repository(repo)
+
+    found = session_history(handle, layout, "theirs")
+
+    assert found.base == before
+    assert [e["edit"] for e in found.entries] == ["e2", "e1", "e0"]
+    assert [e["commit"] for e in found.entries] == mine[::-1]
+
+
+def test_an_unknown_session_says_where_to_look(repo: Path) -> None:
+    handle, layout = main_repository(repo)
+    with pytest.raises(SessionError) as info:
+        session_history(handle, layout, "nope")
+    assert str(info.value) == (
+        "no session named 'nope': none is open and there is no branch redline/nope; "
+        "`redline session list` shows the open sessions, `git branch --list 'redline/*'` "
+        "the branches of closed ones"
+    )
+    with pytest.raises(SessionError, match="invalid session name"):
+        session_history(handle, layout, "../x")

@@ -24,7 +24,7 @@ EDIT = {"tool": "edit", "path": "b.py", "old_string": "VALUE = 1", "new_string":
 OTHER = {"tool": "edit", "path": "c.txt", "old_string": "beta", "new_string": "BETA"}
 NO_SESSION = (
     "no session named 'nope'; `redline session list` shows the open ones, "
-    "`redline session open --name NAME` creates one"
+    "`redline session open --name nope` creates it"
 )
 
 
@@ -51,6 +51,7 @@ def test_an_unknown_session_is_an_invalid_result(gm: GitMode) -> None:
     assert result["session"] == "nope"
     assert result["path"] == "b.py"
     assert proc.stderr == ""
+    assert gm.cli.status()["running"] is False  # the daemon started for it was stopped again
 
 
 def test_an_unknown_session_answers_every_line_of_a_stream(gm: GitMode) -> None:
@@ -59,6 +60,7 @@ def test_an_unknown_session_answers_every_line_of_a_stream(gm: GitMode) -> None:
     assert [r["status"] for r in results] == ["invalid"] * 3
     assert [r["path"] for r in results] == ["b.py", "c.txt", "b.py"]
     assert all(r["error"] == NO_SESSION for r in results)
+    assert gm.cli.status()["running"] is False
 
 
 def test_an_invalid_session_name_is_an_invalid_result(gm: GitMode) -> None:

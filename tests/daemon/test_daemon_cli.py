@@ -551,7 +551,7 @@ def test_log_and_session_list_read_the_repository_without_a_daemon(gm: GitMode) 
     proc = gm.cli.run("log", "s", "--repo", str(gm.repo))
     assert proc.returncode == 1
     assert proc.stderr == (
-        "Error: no session named 's': none is open and there is no branch redline/s; "
+        "redline: no session named 's': none is open and there is no branch redline/s; "
         "`redline session list` shows the open sessions, `git branch --list 'redline/*'` "
         "the branches of closed ones\n"
     )
@@ -592,7 +592,7 @@ def test_an_invalid_name_is_refused_before_any_daemon_starts(gm: GitMode) -> Non
     proc = gm.cli.run("session", "open", "--name", "../bad", "--repo", str(gm.repo))
     assert proc.returncode == 1
     assert proc.stderr == (
-        "Error: invalid session name '../bad': use letters, digits, '.', '_' and '-' "
+        "redline: invalid session name '../bad': use letters, digits, '.', '_' and '-' "
         "(up to 63 characters, starting with a letter or digit)\n"
     )
     no_daemon(gm)
@@ -606,7 +606,7 @@ def test_a_daemon_started_for_an_open_that_fails_is_stopped(gm: GitMode) -> None
     proc = gm.cli.run("session", "open", "--name", "taken", "--repo", str(gm.repo))
     assert proc.returncode == 1
     assert proc.stderr == (
-        "Error: session 'taken' is already open; use it, or close it first "
+        "redline: session 'taken' is already open; use it, or close it first "
         "(`redline session close taken`)\n"
     )
     proc = gm.cli.run("session", "open", "--base", "nope", "--repo", str(gm.repo))

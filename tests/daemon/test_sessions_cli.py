@@ -99,7 +99,7 @@ def test_resuming_a_branch_checked_out_in_the_users_worktree_is_refused(gm: GitM
 
     assert proc.returncode == 1
     assert proc.stderr == (
-        f"Error: branch redline/mine is checked out in your own worktree ({gm.repo}), so the "
+        f"redline: branch redline/mine is checked out in your own worktree ({gm.repo}), so the "
         "session cannot resume in a worktree of its own; switch that worktree to another "
         "branch (`git switch -`), or pick another session name\n"
     )

@@ -9,8 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import click
-
 if TYPE_CHECKING:
     import pygit2
 
@@ -18,11 +16,7 @@ if TYPE_CHECKING:
 
 
 def open_repository(path: Path) -> tuple[pygit2.Repository, Layout]:
-    """The repository ``path`` is in, or a usage error that says so."""
-    from redline.gitops.errors import GitModeError
+    """The repository ``path`` is in (NotARepository, which says so, when none)."""
     from redline.gitops.repo import main_repository
 
-    try:
-        return main_repository(path)
-    except GitModeError as exc:
-        raise click.ClickException(str(exc)) from None
+    return main_repository(path)

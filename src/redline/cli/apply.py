@@ -200,7 +200,7 @@ def _clip(text: str, limit: int = 300) -> str:
 def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | None) -> Runner:
     """Requests through the daemon. Every failure to reach it, or an error it answers
     with, becomes the request's result: an agent reads stdout, so stdout always answers."""
-    from redline.cli._connect import daemon_client
+    from redline.cli._connect import daemon_client_started
     from redline.daemon import protocol
     from redline.daemon.protocol import RpcError
     from redline.engine.errors import RedlineError
@@ -211,12 +211,16 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
         "shows the session's commits; check there before sending it again"
     )
     try:
-        client = daemon_client(repo)
+        client, started = daemon_client_started(repo)
     except RedlineError as exc:
         status, error = _cannot_start(exc)
         return lambda obj: _failure(status, obj, error, session)
 
+    no_session: list[str] = []  # the daemon's answer once it said there is no such session
+
     def run(obj: Any) -> dict[str, Any]:
+        if no_session:
+            return _failure("invalid", obj, no_session[0], session)
         if isinstance(obj, dict) and threshold is not None:
             obj.setdefault("threshold", threshold)
         params = {"session": session, "request": obj, "dry_run": dry_run}
@@ -226,6 +230,11 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
             if exc.code == protocol.CONNECTION_CLOSED:
                 error = f"the daemon closed the connection before answering; {unsure}"
                 return _failure("failed", obj, error, session)
+            if exc.code == protocol.SESSION_ERROR and started:
+                # Started only for a session that is not there: stop it again, and
+                # answer the rest of the stream without it.
+                no_session.append(_rpc_error(exc))
+                _stop_unless_in_use(repo, client)
             return _failure(_rpc_status(exc), obj, _rpc_error(exc), session)
         except OSError as exc:
             return _failure(
@@ -236,6 +245,19 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
         return answer
 
     return _guarded(run, unsure, session)
+
+
+def _stop_unless_in_use(repo: Path, client: Any) -> None:
+    """Stop the daemon this command started, unless another client uses it by now."""
+    import contextlib
+
+    from redline.cli._connect import daemon_files
+    from redline.daemon.lifecycle import stop
+    from redline.engine.errors import RedlineError
+
+    client.close()
+    with contextlib.suppress(RedlineError, OSError):
+        stop(daemon_files(repo), unless_in_use=True)
 
 
 def _cannot_start(exc: RedlineError) -> tuple[Status, str]:

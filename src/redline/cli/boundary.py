@@ -30,7 +30,9 @@ MESSAGE_LIMIT = 500  # characters of an unexpected exception's message shown
 def report(exc: BaseException) -> int:
     """Tell the user about ``exc`` on stderr; the exit code to leave with."""
     if isinstance(exc, RedlineError):
-        click.echo(f"redline: {exc}", err=True)
+        # A daemon's error answer carries its message for users in ``data``.
+        data = getattr(exc, "data", None)
+        click.echo(f"redline: {data if isinstance(data, str) else exc}", err=True)
         return exc.exit_code
     click.echo(f"redline: unexpected error: {describe(exc)}", err=True)
     click.echo(f"redline: {where_logged(exc)}", err=True)

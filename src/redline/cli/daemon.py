@@ -23,7 +23,7 @@ def daemon_group() -> None:
 def start_command(repo: Path, idle_timeout: float | None) -> None:
     """Start the daemon in the background."""
     from redline.cli._connect import idle_timeout as resolve_idle
-    from redline.daemon.lifecycle import DaemonError, start, status
+    from redline.daemon.lifecycle import start, status
 
     files = daemon_files(repo)
     if status(files).running:
@@ -31,10 +31,7 @@ def start_command(repo: Path, idle_timeout: float | None) -> None:
             f"a redline daemon is already running for {files.common}; "
             "`redline daemon status` shows it, `redline daemon stop` stops it"
         )
-    try:
-        current = start(files, repo, resolve_idle(idle_timeout), dict(os.environ))
-    except DaemonError as exc:
-        raise click.ClickException(str(exc)) from None
+    current = start(files, repo, resolve_idle(idle_timeout), dict(os.environ))
     click.echo(f"redline daemon running (pid {current.pid}) on {current.socket}")
 
 
@@ -42,12 +39,9 @@ def start_command(repo: Path, idle_timeout: float | None) -> None:
 @repo_option
 def stop_command(repo: Path) -> None:
     """Stop the daemon (finishing the request it is working on)."""
-    from redline.daemon.lifecycle import DaemonError, stop
+    from redline.daemon.lifecycle import stop
 
-    try:
-        stopped = stop(daemon_files(repo))
-    except DaemonError as exc:
-        raise click.ClickException(str(exc)) from None
+    stopped = stop(daemon_files(repo))
     click.echo("redline daemon stopped" if stopped else "no redline daemon was running")
 
 
@@ -73,7 +67,7 @@ def status_command(repo: Path, as_json: bool) -> None:
 def run_command(repo: Path, idle_timeout: float | None) -> None:
     """Run the daemon in the foreground (for supervisors)."""
     from redline.cli._connect import idle_timeout as resolve_idle
-    from redline.daemon.lifecycle import DaemonError, run
+    from redline.daemon.lifecycle import run
 
     fault_point = os.environ.get("REDLINE_FAULT")  # crash tests: die here, like kill -9
 
@@ -81,13 +75,10 @@ def run_command(repo: Path, idle_timeout: float | None) -> None:
         if point == fault_point:
             os.kill(os.getpid(), signal.SIGKILL)
 
-    try:
-        run(
-            repo,
-            daemon_files(repo),
-            resolve_idle(idle_timeout),
-            fault if fault_point else None,
-            env=os.environ,
-        )
-    except DaemonError as exc:
-        raise click.ClickException(str(exc)) from None
+    run(
+        repo,
+        daemon_files(repo),
+        resolve_idle(idle_timeout),
+        fault if fault_point else None,
+        env=os.environ,
+    )

@@ -23,19 +23,15 @@ def log_command(repo: Path, name: str | None, as_json: bool) -> None:
     """
     from redline.gitops import history
     from redline.gitops import session as sessions
-    from redline.gitops.errors import GitModeError
 
     handle, layout = open_repository(repo)
-    try:
-        if name is None:
-            names = [s.name for s in sessions.all_sessions(layout)]
-            if len(names) != 1:
-                listed = ", ".join(names) or "none is open"
-                raise click.UsageError(f"name a session ({listed})")
-            name = names[0]
-        found = history.session_history(handle, layout, name)
-    except GitModeError as exc:
-        raise click.ClickException(str(exc)) from None
+    if name is None:
+        names = [s.name for s in sessions.all_sessions(layout)]
+        if len(names) != 1:
+            listed = ", ".join(names) or "none is open"
+            raise click.UsageError(f"name a session ({listed})")
+        name = names[0]
+    found = history.session_history(handle, layout, name)
     if as_json:
         click.echo(json.dumps(found.entries))
         return

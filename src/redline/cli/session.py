@@ -19,10 +19,7 @@ from redline.daemon.protocol import RpcError
 
 def _call(repo: Path, method: str, params: dict[str, object]) -> Any:
     with daemon_client(repo) as client:
-        try:
-            return client.call(method, params)
-        except RpcError as exc:
-            raise click.ClickException(str(exc.data or exc.message)) from None
+        return client.call(method, params)  # an error answer is the boundary's to show
 
 
 @click.group("session")
@@ -60,13 +57,9 @@ def open_command(repo: Path, base: str | None, name: str | None, as_json: bool) 
 
 
 def _check_name(name: str) -> None:
-    from redline.gitops.errors import SessionError
     from redline.gitops.names import check_name
 
-    try:
-        check_name(name)
-    except SessionError as exc:
-        raise click.ClickException(str(exc)) from None
+    check_name(name)
 
 
 def _open(repo: Path, params: dict[str, object]) -> Any:
@@ -75,13 +68,13 @@ def _open(repo: Path, params: dict[str, object]) -> Any:
     try:
         with client:
             return client.call("session.open", params)
-    except RpcError as exc:
+    except RpcError:
         if started:
             from redline.daemon.lifecycle import DaemonError, stop
 
             with contextlib.suppress(DaemonError, OSError):
                 stop(daemon_files(repo), unless_in_use=True)
-        raise click.ClickException(str(exc.data or exc.message)) from None
+        raise
 
 
 @session_group.command("list")

@@ -97,7 +97,7 @@ def load(layout: Layout, name: str) -> Session:
     if session is None:
         raise SessionError(
             f"no session named {name!r}; `redline session list` shows the open ones, "
-            "`redline session open --name NAME` creates one"
+            f"`redline session open --name {name}` creates it"
         )
     return session
 

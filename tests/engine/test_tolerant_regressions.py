@@ -422,3 +422,17 @@ def test_a_line_quoted_with_a_dropped_colon_and_moved_into_new_code_refuses() ->
         "        else edit(request)\n    )\n    return result\n"
     )
     refused(text, old, new)
+
+
+def test_a_comma_the_agent_dropped_before_words_it_rewrites_is_not_carried_over() -> None:
+    # Replay of this repository's history: the quoted comment lacks the file's comma,
+    # and the new comment reorders the words around it. Carrying the comma over
+    # wrote "request line, (results…"; which word it belongs to is a guess.
+    text = "N = 8  # bytes in one line, request or response\n"
+    outcome = refused(
+        text,
+        "N = 8  # bytes in one line request or response\n",
+        "N = 8  # bytes in one request line (results are not cut)\n",
+    )
+    assert outcome.result.status == "no_match"
+    assert "the edit changes a line that differs in the file" in (outcome.result.error or "")

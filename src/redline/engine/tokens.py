@@ -180,6 +180,13 @@ class _Hunk:
     def one_for_one(self) -> bool:
         return self.end - self.start == len(self.tokens) == 1
 
+    def _beside(self, other: _Hunk, base: list[str]) -> bool:
+        """Side by side, or with only spacing between them."""
+        first, second = (self, other) if self.end <= other.start else (other, self)
+        if first.end > second.start:
+            return False
+        return all(not tok.strip() for tok in base[first.end : second.start])
+
     def clashes(self, other: _Hunk, base: list[str]) -> bool:
         if self.start < other.end and other.start < self.end:
             return True
@@ -189,10 +196,12 @@ class _Hunk:
                 # Side by side inside a run of equal tokens (``))``, ``::``): which
                 # copy each side changed is a guess.
                 return True
-            if (self.pure or other.pure) and not (self.one_for_one or other.one_for_one):
-                # An insertion next to another insertion or a rewrite: where one
-                # ends and the other begins is a guess of the alignment.
-                return True
+        beside = self._beside(other, base) and (self.pure or other.pure)
+        if beside and not (self.one_for_one or other.one_for_one):
+            # An insertion next to another insertion or a rewrite (nothing but
+            # spacing between them): where one ends and the other begins, and
+            # which words a mark such as a comma belongs to, is a guess.
+            return True
         if self.start == self.end == other.start == other.end:
             return True
         insert, span = (self, other) if self.start == self.end else (other, self)

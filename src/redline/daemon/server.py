@@ -37,7 +37,6 @@ class Server:
             "session.close": service.session_close,
             "apply": service.apply,
             "log": service.log,
-            "approve": service.approve,
         }
         self._connections = 0
         self._last_activity = time.monotonic()

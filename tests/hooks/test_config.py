@@ -104,9 +104,10 @@ def test_tool_redline_in_pyproject(tmp_path: Path) -> None:
     assert rule.paths == ("migrations/**",)
     assert rule.require == frozenset({"exact", "whitespace"})
     assert "pyproject.toml" in default.paths
-    # pyproject.toml now holds the policy, so it is protected by default
+    # pyproject.toml now holds the policy, so every edit of it needs a person
     [violation] = policy.check("pyproject.toml", "fuzzy", 0.99)
     assert violation.rule == "default (policy and hook files)"
+    assert policy.check("pyproject.toml", "exact", 1.0) == [violation]
     assert policy.check("migrations/1.sql", "whitespace", 0.95) == []
     assert policy.check("migrations/1.sql", "fuzzy", 0.99)
 

@@ -340,7 +340,7 @@ def build(root: Path, packed: bool) -> tuple[Fixture, Runner]:
         batch = dict(pending[start : start + BATCH])
         old_notes = notes.current(repo)
         new_notes = notes.prepare(repo, batch, sig, old_notes)
-        notes.publish(repo, old_notes, new_notes)
+        notes.publish(repo, lambda tip, batch=batch: batch, sig, prepared=(old_notes, new_notes))
     timings["notes"] = time.perf_counter() - started
     del repo, tree  # nothing of ours holds the repository open while git packs it
 

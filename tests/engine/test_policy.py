@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from redline.engine.policy import (
     DEFAULT_PROTECTED,
+    DEFAULT_RULE,
+    GUARD_FILE_REASON,
     MATCH_TYPES,
     Policy,
     Rule,
@@ -151,10 +155,13 @@ def test_require_and_minimum_together() -> None:
         Rule("both", ("**",), frozenset({"line_fuzzy"}), 1.0),
     ],
 )
-def test_exact_edits_always_pass(rule: Rule) -> None:
+def test_exact_edits_pass_every_rule_a_policy_can_state(rule: Rule) -> None:
     policy = Policy(rules=(rule, *default_rules()))
     assert policy.check("migrations/001.sql", "exact", 1.0) == []
-    assert policy.check(".redline.toml", "exact", 1.0) == []
+    # ...but not the guard's own files: an exact edit can unprotect a path there
+    assert policy.check(".redline.toml", "exact", 1.0) == [
+        Violation(DEFAULT_RULE, ".redline.toml", GUARD_FILE_REASON)
+    ]
 
 
 def test_an_exact_label_below_full_confidence_is_still_checked() -> None:
@@ -198,14 +205,16 @@ def test_an_empty_policy_passes_everything() -> None:
         "sub/project/.redline.toml",
     ],
 )
-def test_default_rules_protect_the_policy_and_hook_files(path: str) -> None:
+def test_default_rules_flag_every_edit_of_the_policy_and_hook_files(path: str) -> None:
     policy = Policy(rules=default_rules())
-    [violation] = policy.check(path, "fuzzy", 0.99)
-    assert violation.rule == "default (policy and hook files)"
-    assert violation.reason == "match_type fuzzy is not one of: exact"
-    # even a near-exact tolerance needs review there
-    assert policy.check(path, "trailing_newline", 0.99)
-    assert policy.check(path, "exact", 1.0) == []
+    expected = [Violation("default (policy and hook files)", path, GUARD_FILE_REASON)]
+    assert GUARD_FILE_REASON == (
+        "edits to the guard's own policy and hook files need a person's approval"
+    )
+    # whatever the match type: tolerant, exact, or none at all (add, delete, write)
+    for match_type in (*MATCH_TYPES, None):
+        assert policy.check(path, match_type, 1.0) == expected, match_type
+    assert policy.check(path, "fuzzy", 0.5) == expected  # one flag, not one per reason
 
 
 def test_default_rules_leave_other_files_alone() -> None:
@@ -223,3 +232,70 @@ def test_default_rules_take_extra_paths() -> None:
 def test_the_default_policy_reviews() -> None:
     assert Policy().action == "review"
     assert Policy().source == "defaults"
+
+
+# --- operations without matched text, and joined policies ------------------------------------
+
+
+@dataclass(frozen=True)
+class Op:
+    path: str
+    match_type: str | None
+    confidence: float | None
+
+
+def test_judge_flags_adds_and_deletes_only_of_the_guards_own_files() -> None:
+    policy = Policy(
+        rules=(*default_rules(), Rule("m", ("migrations/**",), frozenset({"exact"}), 1.0))
+    )
+    ops = [
+        Op(".redline.toml", None, None),  # added, deleted or moved: no text matched
+        Op(".husky/pre-push", "exact", 1.0),
+        Op("migrations/002.sql", None, None),  # a new migration matched nothing: passes
+        Op("migrations/001.sql", "exact", 1.0),
+        Op("migrations/003.sql", "fuzzy", 0.9),
+    ]
+    judged = [(op.path, v.rule) for op, v in policy.judge(ops)]
+    assert judged == [
+        (".redline.toml", DEFAULT_RULE),
+        (".husky/pre-push", DEFAULT_RULE),
+        ("migrations/003.sql", "m"),
+    ]
+
+
+AUTH = Rule("guard.protect[2] (src/auth/**)", ("src/auth/**",), frozenset({"exact"}))
+MIGRATIONS = Rule("guard.protect[1] (migrations/**)", ("migrations/**",), frozenset({"exact"}))
+
+
+def test_a_stricter_join_keeps_every_rule_of_both() -> None:
+    before = Policy("review", (*default_rules(), MIGRATIONS, AUTH), ".redline.toml")
+    # the new policy drops src/auth/** and adds docs/**
+    docs = Rule("guard.protect[2] (docs/**)", ("docs/**",), None, 0.9)
+    after = Policy("review", (*default_rules(), MIGRATIONS, docs), ".redline.toml")
+    joined = after.stricter(before, "before the push")
+    assert [r.name for r in joined.rules] == [
+        DEFAULT_RULE,
+        "guard.protect[1] (migrations/**)",
+        "guard.protect[2] (docs/**)",
+        "guard.protect[2] (src/auth/**) of .redline.toml before the push",
+    ]
+    assert joined.source == ".redline.toml"
+    [violation] = joined.check("src/auth/login.py", "fuzzy", 0.9)
+    assert violation.rule == "guard.protect[2] (src/auth/**) of .redline.toml before the push"
+    assert joined.check("docs/a.md", "fuzzy", 0.5)
+    # joined the other way round, the same rules apply
+    other = before.stricter(after, "in the push")
+    assert {r.paths for r in other.rules} == {r.paths for r in joined.rules}
+
+
+def test_a_join_with_an_equal_policy_changes_nothing() -> None:
+    policy = Policy("review", (*default_rules(), MIGRATIONS), ".redline.toml")
+    same = Policy("review", (*default_rules(), MIGRATIONS), ".redline.toml")
+    assert policy.stricter(same, "anywhere") is policy
+
+
+def test_a_join_rejects_when_either_side_does() -> None:
+    review = Policy("review", default_rules(), ".redline.toml")
+    reject = Policy("reject", default_rules(), ".redline.toml")
+    assert review.stricter(reject, "x").action == "reject"
+    assert reject.stricter(review, "x").action == "reject"

@@ -24,6 +24,7 @@ from gitmode_fixtures import (
     changed_files,
     digest_tree,
     git,
+    make_repo,
     note_of,
     porcelain,
     rev,
@@ -588,3 +589,107 @@ def test_worktree_files_are_written_with_the_modes_git_gives_under_the_umask(
     assert stat.S_IMODE((wt / "new.txt").stat().st_mode) == 0o666 & ~umask
     assert stat.S_IMODE((wt / "tool.sh").stat().st_mode) == 0o777 & ~umask
     assert porcelain(wt) == ""
+
+
+# --- the verdict: which policy judges, and the guard's own files --------------------------------
+
+GUARDED_POLICY = '[[guard.protect]]\npaths = ["migrations/**"]\nrequire = "exact"\n'
+UNGUARDED_POLICY = '[[guard.protect]]\npaths = ["docs/**"]\nrequire = "exact"\n'
+GUARD_FILE_FLAG = {
+    "rule": "default (policy and hook files)",
+    "path": ".redline.toml",
+    "reason": "edits to the guard's own policy and hook files need a person's approval",
+}
+SQL = "migrations/001.sql"
+SQL_TEXT = "CREATE TABLE users (\n    id INTEGER PRIMARY KEY,\n    email TEXT\n);\n"
+SQL_FUZZY = edit(
+    SQL,
+    "    id INTEGER PRIMARY KY,\n    email TEXT\n",
+    "    id INTEGER PRIMARY KY,\n    email TEXT UNIQUE\n",
+)
+
+
+def guarded_applier(tmp_path: Path) -> tuple[Path, SessionApplier]:
+    from redline.hooks.config import policy_from_tree
+
+    repo = make_repo(
+        tmp_path / "guarded",
+        {".redline.toml": GUARDED_POLICY, SQL: SQL_TEXT, "docs/a.md": "# Title\n\nSome text.\n"},
+    )
+    git_repo, layout = main_repository(repo)
+    session = open_session(git_repo, layout, "s", None)
+    applier = SessionApplier(
+        git_repo, layout, session, policy_for=lambda tree: policy_from_tree(git_repo, tree)
+    )
+    return repo, applier
+
+
+def test_an_exact_edit_of_the_policy_is_flagged_and_cannot_unprotect_a_path(
+    tmp_path: Path,
+) -> None:
+    repo, applier = guarded_applier(tmp_path)
+    unprotect = apply(applier, edit(".redline.toml", GUARDED_POLICY, UNGUARDED_POLICY))
+    assert unprotect["match_type"] == "exact"
+    assert unprotect["flags"] == [GUARD_FILE_FLAG]
+    assert note_of(repo, unprotect["commits"][0]["commit"])["policy"]["verdict"] == "flagged"
+    # the session's policy no longer names migrations/**; the base's still judges
+    fuzzy = apply(applier, SQL_FUZZY)
+    assert fuzzy["match_type"] == "fuzzy"
+    assert fuzzy["flags"] == [
+        {
+            "rule": "guard.protect[1] (migrations/**)",
+            "path": SQL,
+            "reason": "match_type fuzzy is not one of: exact",
+        }
+    ]
+    # a rule the session's policy adds applies too, named for where it comes from
+    docs = apply(
+        applier, edit("docs/a.md", "# Titel\n\nSome text.\n", "# Titel\n\nSome text here.\n")
+    )
+    assert docs["status"] == "applied"
+    assert docs["flags"] == [
+        {
+            "rule": "guard.protect[1] (docs/**) of .redline.toml in the session",
+            "path": "docs/a.md",
+            "reason": f"match_type {docs['match_type']} is not one of: exact",
+        }
+    ]
+
+
+def test_changes_to_the_guards_files_made_with_other_tools_are_flagged(tmp_path: Path) -> None:
+    repo, applier = guarded_applier(tmp_path)
+    wt = Path(applier.session.worktree)
+    (wt / ".redline.toml").write_text(UNGUARDED_POLICY)
+    write(wt / "notes.txt", "mine\n")
+    result = apply(applier, SQL_FUZZY)
+    external, agent = result["commits"]
+    assert external["paths"] == [".redline.toml", "notes.txt"]
+    note = note_of(repo, external["commit"])
+    assert note["policy"]["verdict"] == "flagged"
+    assert note["policy"]["violations"] == [GUARD_FILE_FLAG]
+    assert [op["op"] for op in note["operations"]] == ["write", "write"]
+    # the agent's edit is still judged by the policy it found, not the one it wrote
+    assert result["flags"][0]["rule"] == "guard.protect[1] (migrations/**)"
+    # the edit's result reports its own flags; the external commit's are in its note
+    assert all(flag["path"] == SQL for flag in result["flags"])
+    assert note_of(repo, agent["commit"])["policy"]["verdict"] == "flagged"
+
+
+def test_reject_refuses_every_agent_edit_of_the_policy(tmp_path: Path) -> None:
+    from redline.hooks.config import policy_from_tree
+
+    policy = '[guard]\naction = "reject"\n'
+    repo = make_repo(tmp_path / "strict", {".redline.toml": policy})
+    git_repo, layout = main_repository(repo)
+    session = open_session(git_repo, layout, "s", None)
+    applier = SessionApplier(
+        git_repo, layout, session, policy_for=lambda tree: policy_from_tree(git_repo, tree)
+    )
+    result = apply(applier, edit(".redline.toml", '"reject"', '"review"'))
+    assert result["status"] == "rejected"
+    assert result["error"] == (
+        "rejected by guard rule default (policy and hook files): edits to the guard's own policy "
+        "and hook files need a person's approval at .redline.toml. No agent edit passes there, "
+        "exact or not: ask a person to make this change"
+    )
+    assert branch_commits(repo, BRANCH, session.base) == []

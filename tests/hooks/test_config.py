@@ -12,9 +12,9 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from gitmode_fixtures import make_repo
+from gitmode_fixtures import git, make_repo
 from redline.engine.policy import Policy, default_rules
-from redline.hooks.config import PolicyError, parse_policy, policy_from_tree
+from redline.hooks.config import PolicyError, parse_policy, policy_from_tree, stricter_policy
 
 DEFAULTS = default_rules()
 
@@ -104,9 +104,10 @@ def test_tool_redline_in_pyproject(tmp_path: Path) -> None:
     assert rule.paths == ("migrations/**",)
     assert rule.require == frozenset({"exact", "whitespace"})
     assert "pyproject.toml" in default.paths
-    # pyproject.toml now holds the policy, so it is protected by default
+    # pyproject.toml now holds the policy, so every edit of it needs a person
     [violation] = policy.check("pyproject.toml", "fuzzy", 0.99)
     assert violation.rule == "default (policy and hook files)"
+    assert policy.check("pyproject.toml", "exact", 1.0) == [violation]
     assert policy.check("migrations/1.sql", "whitespace", 0.95) == []
     assert policy.check("migrations/1.sql", "fuzzy", 0.99)
 
@@ -335,3 +336,57 @@ def test_require_as_a_string_or_a_list() -> None:
     )
     assert one.rules[-1].require == frozenset({"whitespace"})
     assert many.rules[-1].require == frozenset({"whitespace", "punctuation"})
+
+
+# --- several trees joined: what a commit or push is judged by ------------------------------------
+
+
+def trees_of(
+    tmp_path: Path, versions: list[dict[str, str]]
+) -> tuple[pygit2.Repository, list[pygit2.Tree]]:
+    """One commit per version of the files (each replacing the last); their trees."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n", **versions[0]})
+    trees = [tree_of(repo)]
+    for files in versions[1:]:
+        for name in [p.name for p in repo.iterdir() if p.name.endswith(".toml")]:
+            (repo / name).unlink()
+        for name, text in files.items():
+            (repo / name).write_text(text)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "next")
+        trees.append(tree_of(repo))
+    return pygit2.Repository(str(repo)), trees
+
+
+STRICT = '[[guard.protect]]\npaths = ["migrations/**", "src/auth/**"]\nrequire = "exact"\n'
+WEAK = '[[guard.protect]]\npaths = ["migrations/**"]\nrequire = "exact"\n'
+
+
+def test_a_joined_policy_keeps_the_rules_a_change_removes(tmp_path: Path) -> None:
+    repo, (before, after) = trees_of(tmp_path, [{".redline.toml": STRICT}, {".redline.toml": WEAK}])
+    joined = stricter_policy(repo, [(after, "in HEAD"), (before, "before the push")])
+    [violation] = joined.check("src/auth/login.py", "fuzzy", 0.9)
+    assert violation.rule == (
+        "guard.protect[1] (migrations/**, src/auth/**) of .redline.toml before the push"
+    )
+    assert (
+        joined.check("migrations/1.sql", "fuzzy", 0.9)[0].rule == "guard.protect[1] (migrations/**)"
+    )
+    # the other way round: a policy that adds a rule is judged with it
+    assert stricter_policy(repo, [(before, "x"), (after, "y")]).check("src/auth/a.py", "fuzzy", 0.9)
+
+
+def test_a_deleted_policy_file_does_not_unprotect_anything(tmp_path: Path) -> None:
+    repo, (before, after) = trees_of(tmp_path, [{".redline.toml": STRICT}, {}])
+    joined = stricter_policy(repo, [(after, "in HEAD"), (before, "before the commit")])
+    assert joined.check("src/auth/login.py", "whitespace", 0.95)
+
+
+def test_a_side_whose_policy_is_broken_is_left_out_unless_all_are(tmp_path: Path) -> None:
+    broken = '[guard]\naction = "review\n'
+    repo, (good, bad) = trees_of(tmp_path, [{".redline.toml": STRICT}, {".redline.toml": broken}])
+    joined = stricter_policy(repo, [(bad, "in HEAD"), (good, "in the commit")])
+    assert joined.source == ".redline.toml"
+    assert joined.check("src/auth/login.py", "fuzzy", 0.9)
+    with pytest.raises(PolicyError, match="line 2, column 17"):
+        stricter_policy(repo, [(bad, "in HEAD"), (bad, "in the commit")])

@@ -167,8 +167,13 @@ def test_removing_a_corrupt_notes_ref_as_advised_lets_commands_run_again(
     assert redline(repo, "review", "--repo", str(repo)).returncode == 1
     subprocess.run(["git", "update-ref", "-d", REF], cwd=repo, check=True)
     proc = redline(repo, "review", "--repo", str(repo))
-    assert proc.returncode == 0
-    assert proc.stdout == "nothing waiting: every flagged edit is approved\n"
+    assert proc.returncode == 0, proc.stderr
+    # ...and, the evidence gone with the ref, the edit commit waits for a person again
+    assert proc.stdout.startswith(
+        f"edit {flagged.edit} (commit {flagged.commit[:12]}): migrations/001_users.sql "
+        "evidence missing\n  rule evidence missing: no note in refs/notes/redline records "
+        "this edit"
+    )
 
 
 # --- one note that cannot be read -------------------------------------------------------

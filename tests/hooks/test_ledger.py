@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from guard_fixtures import REDLINE, Flagged, flagged_edit, head, redline, user_repo
+from guard_fixtures import REDLINE, Flagged, agent, flagged_edit, head, redline, user_repo
 
 from gitmode_fixtures import git
 from redline.gitops import notes
@@ -187,3 +187,18 @@ def test_a_note_moving_to_a_fanned_out_path_stays_in_the_ledger(flagged: Flagged
     )
     assert proc.returncode == 1, proc.stderr
     assert f"edit {flagged.edit}" in proc.stderr
+
+
+def test_a_flagged_edit_keeps_its_operations_that_matched_no_text(tmp_path: Path) -> None:
+    """An add, a delete or a move of a guard file matched no text: the ledger keeps it,
+    or the guard could not name the path the flag is on."""
+    repo = user_repo(tmp_path / "repo", policy=None)
+    session = agent(repo)
+    result = session.patch("*** Add File: .redline.toml\n+[guard]\n")
+    [commit] = result["commits"]
+    entry = load(repo).entries[commit["edit"]]
+    assert entry.operations == [
+        ledgers.RecordedOperation(".redline.toml", None, None, None, None, "add")
+    ]
+    assert entry.flagged[0]["rule"] == "default (policy and hook files)"
+    assert load(repo).edits == {commit["commit"]: commit["edit"]}

@@ -28,21 +28,36 @@ def _repo(path: Path) -> pygit2.Repository:
     return discover(path)
 
 
-def _policy(repo: pygit2.Repository, changes: tuple[stages.Change, ...] = ()) -> Policy:
-    """HEAD's policy; when that one is broken, the one a commit or push repairing it brings
-    (otherwise "fix the file and retry" could never get past the hook)."""
-    from redline.hooks.config import PolicyError, policy_from_tree
+def _policy(repo: pygit2.Repository) -> Policy:
+    """HEAD's policy (what ``redline review`` judges by)."""
+    from redline.hooks.config import policy_from_tree
 
-    tree = None if repo.head_is_unborn else repo.head.peel().tree
-    try:
-        return policy_from_tree(repo, tree)
-    except PolicyError as exc:
-        for change in changes:
-            try:
-                return policy_from_tree(repo, change.new)
-            except PolicyError:
-                continue
-        raise exc from None
+    return policy_from_tree(repo, _head_tree(repo))
+
+
+def _judging_policy(repo: pygit2.Repository, change: stages.Change) -> Policy:
+    """What a commit or push is judged by: HEAD's policy, the policy it starts from and
+    the one it brings, joined — a change can add rules but not take one away, so an
+    agent's unapproved edit of the policy cannot weaken the judgement of the change
+    that carries it. A side whose policy is broken is left out (otherwise "fix the
+    file and retry" could never get past the hook)."""
+    from redline.hooks.config import stricter_policy
+
+    label = change.label if change.label.startswith("the ") else f"the {change.label}"
+    return stricter_policy(
+        repo,
+        [
+            (_head_tree(repo), "in HEAD"),
+            (change.parent, f"before {label}"),
+            (change.new, f"in {label}"),
+        ],
+    )
+
+
+def _head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
+    import pygit2
+
+    return None if repo.head_is_unborn else repo.head.peel(pygit2.Commit).tree
 
 
 def _broken_policies(
@@ -67,6 +82,7 @@ def _broken_policies(
 def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
     """The hook entry point: refuse a commit or push carrying unapproved flagged edits."""
     from redline.hooks import ledger, stages
+    from redline.hooks.evidence import missing_evidence
     from redline.hooks.guard import blocked, describe, describe_broken_policy, unreadable_notes
 
     # Git runs hooks at the top of the worktree, with GIT_DIR / GIT_INDEX_FILE set
@@ -89,20 +105,28 @@ def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
         index_path = Path(index_file) if index_file else None
         if index_path is not None and not index_path.is_absolute():
             index_path = Path.cwd() / index_path
-        changes = [stages.commit_change(repo, index_path, stages.amending())]
+        merging = [
+            name.removeprefix("GITHEAD_") for name in os.environ if name.startswith("GITHEAD_")
+        ]
+        changes = [stages.commit_change(repo, index_path, stages.amending(), merging)]
     committing = stage != "pre-push" and not (from_ref and to_ref)
     for change, error in _broken_policies(repo, changes):
         click.echo(describe_broken_policy(error, change.label, committing), err=True)
         sys.exit(1)
-    policy = _policy(repo, tuple(changes))
     entries = ledger.load(repo)
     found = []
     unreadable = []
+    missing = []
     for change in changes:
+        policy = _judging_policy(repo, change)
         found += blocked(repo, entries, policy, change.parent, change.new)
         unreadable += unreadable_notes(repo, entries, change.parent, change.new)
-    if found or unreadable:
-        click.echo(describe(found, dict.fromkeys(unreadable)), err=True)
+        brought = stages.brought(repo, change)
+        missing += missing_evidence(repo, entries, brought, change.parent, change.new)
+    if found or unreadable or missing:
+        again = "commit" if committing else "push"
+        message = describe(found, dict.fromkeys(unreadable), dict.fromkeys(missing), again)
+        click.echo(message, err=True)
         sys.exit(1)
 
 
@@ -116,6 +140,11 @@ def approve_command(repo: Path, edits: tuple[str, ...]) -> None:
     done = approve(_repo(repo), list(edits))
     for item in done:
         click.echo(f"approved edit {item.edit} ({len(item.commits)} note(s)) as {item.by}")
+        for commit in item.unnoted:
+            click.echo(
+                f"  commit {commit[:12]} had no evidence note: a new note records that the "
+                "evidence was missing and this approval"
+            )
 
 
 @click.command("review")
@@ -144,10 +173,14 @@ def review_command(repo: Path, as_json: bool) -> None:
 
 def _show_waiting(items: list[dict[str, Any]]) -> None:
     for item in items:
-        lines = f"lines {item['start_line']}-{item['end_line']}" if item["start_line"] else ""
+        lines = f"lines {item['start_line']}-{item['end_line']} " if item["start_line"] else ""
+        how = (
+            f"{item['match_type']} {item['confidence']:g}"
+            if item["match_type"] is not None and item["confidence"] is not None
+            else item.get("op") or item["rule"]
+        )
         click.secho(
-            f"edit {item['edit']} (commit {item['commit'][:12]}): {item['path']} {lines} "
-            f"{item['match_type']} {item['confidence']:g}",
+            f"edit {item['edit']} (commit {item['commit'][:12]}): {item['path']} {lines}{how}",
             bold=True,
         )
         click.echo(f"  rule {item['rule']}: {item['reason']}")

@@ -46,7 +46,6 @@ class Server:
             "session.close": service.session_close,
             "apply": service.apply,
             "log": service.log,
-            "approve": service.approve,
         }
         self._connections = 0
         # Each connection's task and state: a stop ends them (see _close_all).

@@ -26,7 +26,6 @@ from redline.gitops.spares import SparePool
 from redline.gitops.worktree import request_path
 from redline.gitops.writer import Writer
 from redline.hooks import ledger
-from redline.hooks.approve import approve
 from redline.hooks.config import policy_from_tree
 
 log = logging.getLogger("redline.daemon")
@@ -211,17 +210,6 @@ class Service:
             ledger.load(self.repo)
         except Exception:  # a cache is an optimisation; the hook rebuilds it if needed
             log.exception("could not refresh the review ledger")
-
-    def approve(self, params: dict[str, Any]) -> list[dict[str, Any]]:
-        edits = params.get("edits")
-        if not isinstance(edits, list) or not edits or not all(isinstance(e, str) for e in edits):
-            raise RpcError(
-                protocol.INVALID_PARAMS, "invalid params", "'edits' must be a list of edit ids"
-            )
-        return [
-            {"edit": a.edit, "commits": a.commits, "by": a.by}
-            for a in approve(self.repo, edits, self.writer)
-        ]
 
     def log(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         name = _required_str(params, "session")

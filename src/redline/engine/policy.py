@@ -5,13 +5,22 @@ there must show: an allowed match type (``require``) and/or a minimum
 confidence. An edit breaking a rule is flagged (action ``review``) or refused
 (action ``reject``). Exact edits satisfy every ``require``; unprotected paths
 always pass.
+
+One rule is not the policy's to relax: every agent edit to the guard's own
+files — the policy file and the hook configuration (:data:`DEFAULT_PROTECTED`)
+— is flagged for a person, whatever its match type, and so are adding,
+deleting, moving or overwriting them. An exact edit that unprotects a path is
+still a change of the gate. And the policy an edit is judged by is never one
+that edit (or another unapproved one) wrote: callers combine the policy a
+person stands behind with the current one (:meth:`Policy.stricter`), so a
+change can add rules but not take them away.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Protocol, TypeVar
 
@@ -28,8 +37,8 @@ MATCH_TYPES = (
     "strip",
 )
 POLICY_FILE = ".redline.toml"
-# The policy file and the hook configuration: editing them tolerantly could
-# quietly weaken the gate itself.
+# The policy file and the hook configuration: editing them at all could quietly
+# weaken the gate itself, so every edit there waits for a person.
 DEFAULT_PROTECTED = (
     POLICY_FILE,
     ".pre-commit-config.yaml",
@@ -37,6 +46,8 @@ DEFAULT_PROTECTED = (
     ".githooks/**",
     ".husky/**",
 )
+DEFAULT_RULE = "default (policy and hook files)"
+GUARD_FILE_REASON = "edits to the guard's own policy and hook files need a person's approval"
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,8 @@ class Rule:
     paths: tuple[str, ...]
     require: frozenset[str] | None = None
     min_confidence: float | None = None
+    # Every edit here needs a person, whatever its evidence (the guard's own files).
+    review_all: bool = False
 
     def covers(self, path: str) -> bool:
         return any(glob_matches(pattern, path) for pattern in self.paths)
@@ -63,7 +76,7 @@ class Evidence(Protocol):
     @property
     def path(self) -> str: ...
     @property
-    def match_type(self) -> str | None: ...  # None: no text was matched (an add, a delete)
+    def match_type(self) -> str | None: ...  # None: no text matched (add, delete, write)
     @property
     def confidence(self) -> float | None: ...
 
@@ -86,17 +99,18 @@ class Policy:
         return [
             (op, violation)
             for op in operations
-            if op.match_type is not None
             for violation in self.check(op.path, op.match_type, op.confidence or 0.0)
         ]
 
-    def check(self, path: str, match_type: str, confidence: float) -> list[Violation]:
-        """Every rule an edit at ``path`` with this evidence breaks."""
-        if match_type == "exact" and confidence >= 1.0:
-            return []
-        found = []
+    def check(self, path: str, match_type: str | None, confidence: float) -> list[Violation]:
+        """Every rule an edit at ``path`` with this evidence breaks (``match_type`` None:
+        the operation matched no text — an add, a delete, a whole-file write)."""
+        guarding = next((r for r in self.rules if r.review_all and r.covers(path)), None)
+        found = [Violation(guarding.name, path, GUARD_FILE_REASON)] if guarding else []
+        if match_type is None or (match_type == "exact" and confidence >= 1.0):
+            return found
         for rule in self.rules:
-            if not rule.covers(path):
+            if rule.review_all or not rule.covers(path):
                 continue
             if rule.require is not None and match_type not in rule.require:
                 allowed = ", ".join(sorted(rule.require))
@@ -113,10 +127,34 @@ class Policy:
                 )
         return found
 
+    def stricter(self, other: Policy, where: str) -> Policy:
+        """This policy with ``other``'s rules added: an edit is judged by both.
+
+        ``where`` says where ``other`` was read ("at the session's base"); a rule
+        only ``other`` has is named with it, so a message can point at the policy
+        it came from. The action is ``reject`` when either policy says so.
+        """
+        own = {_terms(rule) for rule in self.rules}
+        added = tuple(
+            replace(rule, name=f"{rule.name} of {other.source} {where}")
+            for rule in other.rules
+            if _terms(rule) not in own
+        )
+        if not added and (self.action == other.action or self.action == "reject"):
+            return self
+        action = "reject" if "reject" in (self.action, other.action) else self.action
+        return Policy(action, (*self.rules, *added), self.source)
+
+
+def _terms(rule: Rule) -> tuple[object, ...]:
+    """What a rule demands, whatever it is called."""
+    return (rule.paths, rule.require, rule.min_confidence, rule.review_all)
+
 
 def default_rules(extra: tuple[str, ...] = ()) -> tuple[Rule, ...]:
+    """The rule no policy can remove: every edit to the guard's own files needs a person."""
     paths = DEFAULT_PROTECTED + extra
-    return (Rule("default (policy and hook files)", paths, frozenset({"exact"})),)
+    return (Rule(DEFAULT_RULE, paths, review_all=True),)
 
 
 def glob_matches(pattern: str, path: str) -> bool:

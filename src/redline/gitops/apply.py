@@ -4,13 +4,21 @@ One :class:`SessionApplier` per session, always used from the repository's
 single worker thread. What changed in the worktree comes from gitops.snapshot,
 the evidence is a gitops.notes.Note, the policy's verdict comes from
 engine.policy, and the commits become visible through gitops.publish.
+
+The verdict is the guard's first line, so nothing the session does may soften
+it: an edit is judged by the policy at the session's base with the rules of the
+policy in the session's tree added (an agent's change to the policy, flagged
+and unapproved, can add rules for later edits but never remove one); every
+change to the guard's own files is flagged, the agent's own writes (committed
+as external changes) included; and a change that rewrites lines of an earlier
+flagged, unapproved edit carries its flag (gitops.carried).
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
@@ -20,9 +28,10 @@ from redline.engine.errors import RedlineError, RequestError
 from redline.engine.patch import PatchRequest, apply_patch, changed_after_planning, summarise
 from redline.engine.patch_parse import parse_patch
 from redline.engine.patch_plan import FileChange
-from redline.engine.policy import Policy
+from redline.engine.policy import GUARD_FILE_REASON, Policy, default_rules
 from redline.engine.result import Commit, Result
 from redline.gitops import notes
+from redline.gitops.carried import CARRIED_FLAG, FlaggedEdits, carried_flag
 from redline.gitops.notes import Note, NoteOperation, Verdict
 from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.publish import Commit as Landing
@@ -43,6 +52,7 @@ class _Group:
     files: dict[str, Entry | None]
     note: Note
     message: str
+    carried: list[dict[str, str]] = field(default_factory=list)  # from earlier flagged edits
 
 
 class SessionApplier:
@@ -64,8 +74,10 @@ class SessionApplier:
         self.writer = writer
         self.publisher = Publisher(repo, layout, session, writer, fault)
         self.worktree = self.publisher.worktree
-        self._policy_for = policy_for or (lambda tree: Policy())
-        self._policy = Policy()
+        self._policy_for = policy_for or (lambda tree: Policy(rules=default_rules()))
+        self._policy = Policy(rules=default_rules())
+        self._base_policy: tuple[Policy | None] | None = None  # read once: the base is fixed
+        self.flagged = FlaggedEdits(repo, session.base)
         self.before_write: Callable[[], None] | None = None  # test seam
 
     def warm(self) -> None:
@@ -80,6 +92,7 @@ class SessionApplier:
             # so that the worktree matches the branch before it is read.
             self.publisher.recover()
         tip, tree = self._tip()
+        self.flagged.sync(tip)
         external = self._external_changes(tree, _target_paths(self.root, request))
         published = False
         try:
@@ -105,17 +118,22 @@ class SessionApplier:
         request_id = secrets.token_hex(6)
         tip_before = tip
         chain: list[tuple[pygit2.Oid, _Group]] = []
+        external_group = None
         if external and not dry_run:
-            group = self._external_group(request_id, external)
-            tip, tree = self._commit(tip, tree, group)
-            chain.append((tip, group))
+            external_group = self._external_group(request_id, external, tree)
+            tip, tree = self._commit(tip, tree, external_group)
+            chain.append((tip, external_group))
         snapshot = TreeSnapshot(self.repo, tree, self.root)
         try:
-            self._policy = self._policy_for(tree)
+            self._policy = self._judging_policy(tree)
         except RedlineError as exc:
             refused = Result("rejected", error=f"{exc} — no edit is applied until it is fixed")
             refused.session = self.session.name
             return refused, False
+        if external_group is not None:
+            external_group.note.policy = self._verdict(
+                self._judge(external_group.note.operations) + external_group.carried
+            )
         result, groups = self._plan(request, snapshot, request_id, model)
         result.session = self.session.name
         result.dry_run = dry_run
@@ -143,6 +161,7 @@ class SessionApplier:
             files.update(group.files)
         landings = [Landing(oid, g.note.to_json()) for oid, g in chain]
         unfinished = self.publisher.publish(request_id, tip_before, landings, files, external)
+        self.flagged.learned([(landing.oid, landing.note) for landing in landings])
         if unfinished is not None:
             result.hint = unfinished
         result.commits = [
@@ -182,10 +201,47 @@ class SessionApplier:
         except OSError:
             return False
 
-    def _external_group(self, request_id: str, changes: dict[str, Entry | None]) -> _Group:
+    def _judging_policy(self, tree: pygit2.Tree) -> Policy:
+        """The policy in the session's ``tree`` joined to the policy at the session's base:
+        every rule of either applies (PolicyError when the tree's does not parse)."""
+        current = self._policy_for(tree)
+        if self._base_policy is None:
+            self._base_policy = (self._read_base_policy(),)
+        base = self._base_policy[0]
+        return current if base is None else base.stricter(current, "in the session")
+
+    def _read_base_policy(self) -> Policy | None:
+        """The policy at the session's base (None when it cannot be read: then the
+        session's own, which must parse, is the one that judges)."""
+        try:
+            commit = self.repo[pygit2.Oid(hex=self.session.base)]
+        except (KeyError, ValueError):
+            return None
+        if not isinstance(commit, pygit2.Commit):
+            return None
+        try:
+            return self._policy_for(commit.tree)
+        except RedlineError:
+            return None
+
+    def _external_group(
+        self, request_id: str, changes: dict[str, Entry | None], tree: pygit2.Tree
+    ) -> _Group:
+        """The commit of changes made in the worktree by other tools (judged once the
+        policy is known: see ``_apply``)."""
         edit = secrets.token_hex(6)
         paths = sorted(changes)
         operations = [NoteOperation(p, "delete" if changes[p] is None else "write") for p in paths]
+        carried = []
+        for path in paths:
+            entry = changes[path]
+            if entry is None:
+                continue  # a deleted file takes its lines along: nothing is carried
+            after = self.repo.get(entry.oid)
+            if entry.mode == LINK or not isinstance(after, pygit2.Blob):
+                continue
+            earlier = self.flagged.rewritten_by(path, _blob_data(self.repo, tree, path), after.data)
+            carried += [carried_flag(path, e) for e in earlier]
         note = self._note(edit, request_id, "external", None, "external", operations)
         count = f"{len(paths)} file" + ("" if len(paths) == 1 else "s")
         message = (
@@ -193,7 +249,7 @@ class SessionApplier:
             f"Changes made in session {self.session.name} by other tools, committed before "
             f"redline's next edit.\n\n" + "\n".join(f"  {p}" for p in paths[:50])
         )
-        return _Group(paths, changes, note, message + f"\n\nRedline-Edit: {edit}\n")
+        return _Group(paths, changes, note, message + f"\n\nRedline-Edit: {edit}\n", carried)
 
     def _plan(
         self, request: Request, snapshot: TreeSnapshot, request_id: str, model: str | None
@@ -223,7 +279,7 @@ class SessionApplier:
                 for c in plan_group.changes
                 if c.before is None or c.after is None
             ]
-            verdict = self._judge(operations)
+            verdict = self._judge(operations) + self._carried(snapshot, plan_group.changes)
             if verdict and self._policy.action == "reject":
                 plan_group.error = _rejection(verdict)
                 rejected = True
@@ -272,7 +328,9 @@ class SessionApplier:
             )
             for m in result.matches
         ]
-        verdict = self._judge(operations)
+        verdict = self._judge(operations) + [
+            carried_flag(path, e) for e in self.flagged.rewritten_by(path, data, outcome.data)
+        ]
         if verdict and self._policy.action == "reject":
             refused = Result("rejected", path=path, error=_rejection(verdict))
             refused.matches = result.matches
@@ -297,12 +355,35 @@ class SessionApplier:
             for _, v in self._policy.judge(operations)
         ]
 
-    def _flag(self, note: Note, result: Result, verdict: list[dict[str, str]]) -> None:
+    def _carried(
+        self, snapshot: TreeSnapshot, changes: tuple[FileChange, ...]
+    ) -> list[dict[str, str]]:
+        """The flags a patch's changes carry over from earlier flagged edits whose lines
+        they rewrite. A moved file is compared with its source; a deleted one takes its
+        lines along, so it carries nothing."""
+        found = []
+        for change in changes:
+            if change.after is None:
+                continue
+            source = change.path
+            if change.before is None and change.origin and change.origin != change.path:
+                source = change.origin
+            before = change.before if source == change.path else snapshot.read(source)
+            found += [
+                carried_flag(change.path, e)
+                for e in self.flagged.rewritten_by(source, before, change.after)
+            ]
+        return found
+
+    def _verdict(self, verdict: list[dict[str, str]]) -> Verdict:
         if not verdict:
-            note.policy = Verdict("pass", self._policy.source)
-            return
-        note.policy = Verdict("flagged", self._policy.source, verdict)
-        result.flags = [*result.flags, *verdict]
+            return Verdict("pass", self._policy.source)
+        return Verdict("flagged", self._policy.source, verdict)
+
+    def _flag(self, note: Note, result: Result, verdict: list[dict[str, str]]) -> None:
+        note.policy = self._verdict(verdict)
+        if verdict:
+            result.flags = [*result.flags, *verdict]
 
     def _entry(self, snapshot: TreeSnapshot, change: FileChange) -> Entry | None:
         if change.after is None:
@@ -346,11 +427,26 @@ class SessionApplier:
 
 def _rejection(verdict: list[dict[str, str]]) -> str:
     first = verdict[0]
-    return (
-        f"rejected by guard rule {first['rule']}: {first['reason']} at {first['path']}. "
+    said = f"rejected by guard rule {first['rule']}: {first['reason']} at {first['path']}. "
+    if first["rule"] == CARRIED_FLAG:
+        return said + (
+            f"Ask a person to review and approve edit {first['edit']} (`redline approve "
+            f"{first['edit']}`), then retry; or leave those lines alone"
+        )
+    if first["reason"] == GUARD_FILE_REASON:
+        return said + "No agent edit passes there, exact or not: ask a person to make this change"
+    return said + (
         "Protected paths take only edits the policy allows: copy old_string exactly from the "
         "file (an exact edit always passes), or ask a person to make this change"
     )
+
+
+def _blob_data(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> bytes | None:
+    try:
+        obj = repo.get(tree[path].id)
+    except KeyError:
+        return None
+    return obj.data if isinstance(obj, pygit2.Blob) else None
 
 
 def _target_paths(root: Path, request: Request) -> list[str]:

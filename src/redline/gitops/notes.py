@@ -200,6 +200,17 @@ class Note:
         )
 
 
+# Each edit commit names its edit in a trailer, so that the evidence can be found
+# again from a copy (cherry-pick, rebase). A squash's message quotes its commits'
+# messages indented: those count too.
+_TRAILER = re.compile(r"^[ \t]*Redline-Edit:[ \t]*(\S+)[ \t]*$", re.M)
+
+
+def trailer_edits(message: str) -> list[str]:
+    """The edit ids a commit message names in ``Redline-Edit:`` lines."""
+    return list(dict.fromkeys(_TRAILER.findall(message)))
+
+
 def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 

@@ -1,8 +1,15 @@
-"""Approving flagged edits: the reviewer and time go into the edit's notes."""
+"""Approving flagged edits: the reviewer and time go into the edit's notes.
+
+Approval is a person's action at the command line (``redline approve``): it runs
+here, in the person's process, and writes through the compare-and-swap
+``notes.publish``. It is not offered on the daemon's socket, the channel agents
+use. An edit commit whose evidence note is gone (hooks.evidence) is approved by
+writing it a new note: flagged ("evidence missing"), with the approval.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pygit2
@@ -13,7 +20,16 @@ from redline.gitops import notes
 from redline.gitops.repo import signature
 from redline.gitops.writer import PLAIN, Writer
 from redline.hooks import ledger as ledgers
-from redline.hooks.guard import carrying_commit, edit_lines, flagged_operations
+from redline.hooks.evidence import (
+    MISSING_REASON,
+    MISSING_RULE,
+    find_commit,
+    lacking,
+    message_of,
+    unnoted_commits,
+)
+from redline.hooks.guard import carrying_commit, changed_paths, edit_lines, flagged_operations
+from redline.hooks.stages import SESSION_BRANCHES
 
 
 class ApprovalError(RedlineError):
@@ -25,16 +41,20 @@ class Approved:
     edit: str
     commits: list[str]
     by: str
+    unnoted: list[str] = field(default_factory=list)  # commits approved without evidence
 
 
 def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -> list[Approved]:
     """Record an approval for each edit id (or commit carrying one) in ``names``."""
     ledger = ledgers.load(repo)
     targets: dict[str, list[str]] = {}
+    unnoted: dict[str, list[str]] = {}  # edit -> its commits whose evidence is gone
     for name in names:
-        edit, commits = _resolve(repo, ledger, name)
+        edit, commits, missing = _resolve(repo, ledger, name)
         targets.setdefault(edit, [])
         targets[edit] += [c for c in commits if c not in targets[edit]]
+        unnoted.setdefault(edit, [])
+        unnoted[edit] += [c for c in missing if c not in unnoted[edit]]
     sig = signature(repo)
     reviewer = f"{sig.name} <{sig.email}>"
     stamp = notes.Approval(reviewer, notes.utc_now())
@@ -43,11 +63,13 @@ def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -
         # Made again on each try, from the notes as they are then: a daemon (or git)
         # adding notes at the same moment loses nothing, and neither does this.
         updated: dict[pygit2.Oid, dict[str, Any]] = {}
-        for commits in targets.values():
+        for edit, commits in targets.items():
             for commit in commits:
                 oid = pygit2.Oid(hex=commit)
                 data = notes.read_note(repo, oid, at=tip)
                 if data is None:
+                    if commit in unnoted[edit]:
+                        updated[oid] = _without_evidence(repo, oid, edit, stamp)
                     continue
                 note = notes.Note.from_json(data)
                 note.approvals.append(stamp)
@@ -55,16 +77,40 @@ def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -
         return updated
 
     notes.publish(repo, approved, sig, writer)
-    return [Approved(edit, commits, reviewer) for edit, commits in targets.items()]
+    return [Approved(edit, commits, reviewer, unnoted[edit]) for edit, commits in targets.items()]
 
 
-def _resolve(repo: pygit2.Repository, ledger: ledgers.Ledger, name: str) -> tuple[str, list[str]]:
+def _without_evidence(
+    repo: pygit2.Repository, commit: pygit2.Oid, edit: str, stamp: notes.Approval
+) -> dict[str, Any]:
+    """A new note for an edit commit whose note is gone: what it changed, flagged
+    because the evidence is missing, and the person's approval."""
+    obj = repo[commit]
+    assert isinstance(obj, pygit2.Commit)
+    before = obj.parents[0].tree if obj.parents else None
+    paths = sorted(changed_paths(repo, before, obj.tree))
+    operations = [notes.NoteOperation(path, "write") for path in paths]
+    note = notes.Note(edit, "", "", "unknown", None, "unknown", operations)
+    reason = f"{MISSING_REASON} (approved by a person without it)"
+    violations = [{"rule": MISSING_RULE, "path": path, "reason": reason} for path in paths]
+    note.policy = notes.Verdict("flagged", MISSING_RULE, violations)
+    note.approvals.append(stamp)
+    return note.to_json()
+
+
+def _resolve(
+    repo: pygit2.Repository, ledger: ledgers.Ledger, name: str
+) -> tuple[str, list[str], list[str]]:
+    """The edit ``name`` means, the commits of its notes, and its commits whose evidence
+    is gone (approved by writing them a note)."""
     if name in ledger.entries:
-        return name, list(ledger.entries[name].commits)
+        return name, list(ledger.entries[name].commits), []
     try:
         commit = repo.revparse_single(name).peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
         commit = None
+    if commit is None and name not in ledger.noted_edits():
+        commit = find_commit(repo, name, _branch_tips(repo))  # an edit id whose note is gone
     if commit is not None and str(commit.id) in ledger.unreadable:
         raise ApprovalError(
             f"the evidence note of commit {str(commit.id)[:12]} cannot be read "
@@ -80,23 +126,41 @@ def _resolve(repo: pygit2.Repository, ledger: ledgers.Ledger, name: str) -> tupl
             commits = list(entry.commits) if entry else []
             if str(commit.id) not in commits:
                 commits.append(str(commit.id))
-            return edit, commits
+            return edit, commits, []
+        gone = lacking(ledger, commit, ledger.noted_edits())
+        if gone:
+            return gone[0], [str(commit.id)], [str(commit.id)]
+        named = [e for e in notes.trailer_edits(message_of(commit)) if e in ledger.entries]
+        if named:  # a copy (cherry-pick) of a noted edit: approve that edit
+            return named[0], list(ledger.entries[named[0]].commits), []
     raise ApprovalError(
         f"no redline edit or edit commit named {name!r}; `redline review` lists the edits "
         "waiting for approval"
     )
 
 
+def _branch_tips(repo: pygit2.Repository) -> list[pygit2.Oid]:
+    """HEAD and every local branch: where an edit commit is looked for by its id."""
+    tips = [] if repo.head_is_unborn else [repo.head.peel(pygit2.Commit).id]
+    for name in repo.references:
+        target = repo.references[name].target if name.startswith("refs/heads/") else None
+        if isinstance(target, pygit2.Oid) and target not in tips:
+            tips.append(target)
+    return tips
+
+
 def waiting(
     repo: pygit2.Repository, policy: Policy, ledger: ledgers.Ledger | None = None
 ) -> list[dict[str, Any]]:
-    """Flagged, unapproved edits with their diffs, oldest first."""
+    """Flagged, unapproved edits with their diffs, oldest first; with them, the edit
+    commits whose evidence is gone, on HEAD or a session branch and not yet on a
+    remote-tracking branch."""
     ledger = ledger or ledgers.load(repo)
     out = []
     for entry in ledger.entries.values():
         if entry.approved:
             continue
-        flags = flagged_operations(entry, policy)
+        flags = flagged_operations(entry, policy, ledger)
         if not flags:
             continue
         commit = carrying_commit(repo, entry)
@@ -113,6 +177,7 @@ def waiting(
                     "end_line": op.end_line,
                     "match_type": op.match_type,
                     "confidence": op.confidence,
+                    "op": op.op,
                     "rule": rule,
                     "reason": reason,
                     "time": commit.commit_time,
@@ -120,7 +185,44 @@ def waiting(
                     "inserted": len(inserted),
                 }
             )
-    return sorted(out, key=lambda item: (item["time"], item["path"]))
+    out += _unnoted(repo, ledger)
+    return sorted(out, key=lambda item: (item["time"], item["path"] or ""))
+
+
+def _unnoted(repo: pygit2.Repository, ledger: ledgers.Ledger) -> list[dict[str, Any]]:
+    tips = [] if repo.head_is_unborn else [repo.head.peel(pygit2.Commit).id]
+    hide = []
+    for name in repo.references:
+        target = repo.references[name].target
+        if not isinstance(target, pygit2.Oid):
+            continue
+        if name.startswith(SESSION_BRANCHES):
+            tips.append(target)
+        elif name.startswith("refs/remotes/"):
+            hide.append(target)
+    out = []
+    for commit, edits in unnoted_commits(repo, ledger, tips, hide):
+        before = commit.parents[0].tree if commit.parents else None
+        for path in sorted(changed_paths(repo, before, commit.tree)):
+            inserted, _ = edit_lines(repo, commit, path)
+            out.append(
+                {
+                    "edit": edits[0],
+                    "commit": str(commit.id),
+                    "path": path,
+                    "start_line": None,
+                    "end_line": None,
+                    "match_type": None,
+                    "confidence": None,
+                    "op": None,
+                    "rule": MISSING_RULE,
+                    "reason": MISSING_REASON,
+                    "time": commit.commit_time,
+                    "diff": _diff(repo, commit, path),
+                    "inserted": len(inserted),
+                }
+            )
+    return out
 
 
 def _diff(repo: pygit2.Repository, commit: pygit2.Commit, path: str) -> str:

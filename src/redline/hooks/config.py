@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Sequence
 from typing import Any
 
 import pygit2
@@ -86,6 +87,33 @@ def policy_from_tree(repo: pygit2.Repository, tree: pygit2.Tree | None) -> Polic
         if section is not None:
             return _policy(section, f"{PYPROJECT} [tool.redline]", extra=(PYPROJECT,))
     return Policy(rules=default_rules())
+
+
+def stricter_policy(
+    repo: pygit2.Repository, sides: Sequence[tuple[pygit2.Tree | None, str]]
+) -> Policy:
+    """The policies committed in several trees, joined: every rule of each applies.
+
+    ``sides`` are (tree, where) pairs; the first readable policy leads and the
+    rules only another has are named with its ``where`` ("before the push of
+    …"). So a change that takes a rule out of the policy is still judged by it:
+    the policy can be made stricter by a commit, never weaker, until that
+    commit is the base the next change starts from. A side whose policy does not
+    parse is left out; PolicyError (the first) when none parses.
+    """
+    joined: Policy | None = None
+    first_error: PolicyError | None = None
+    for tree, where in sides:
+        try:
+            policy = policy_from_tree(repo, tree)
+        except PolicyError as exc:
+            first_error = first_error or exc
+            continue
+        joined = policy if joined is None else joined.stricter(policy, where)
+    if joined is None:
+        assert first_error is not None
+        raise first_error
+    return joined
 
 
 def parse_policy(text: str, source: str) -> Policy:

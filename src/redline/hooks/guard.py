@@ -7,9 +7,14 @@ the parent's — so a squash merge, a cherry-pick or later manual changes do not
 slip it through, and an edit whose lines were removed again no longer blocks.
 An edit that only deleted lines is carried while those lines stay deleted.
 
+An edit that rewrote lines of an earlier flagged edit carries that flag
+(recorded at edit time, with the earlier edit's id): it is cleared when
+either edit is approved.
+
 The guard fails closed: a note it cannot read (``Ledger.unreadable``) blocks
 every change touching a path its commit touched, since nothing tells whether
-it records a flagged edit.
+it records a flagged edit; and an edit commit whose note is gone altogether
+(hooks.evidence) is refused as an unapproved flagged edit.
 """
 
 from __future__ import annotations
@@ -20,14 +25,15 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
+from redline.engine.lineage import significant
 from redline.engine.policy import Policy
 from redline.hooks.ledger import EditRecord, Ledger, RecordedOperation
 
 if TYPE_CHECKING:
     from redline.hooks.config import PolicyError
+    from redline.hooks.evidence import Missing
 
-# Lines this short or made only of punctuation ("}", "pass", "") prove nothing.
-MIN_SIGNIFICANT = 4
+_DEPTH = 64  # how far a chain of carried flags is followed before it counts as uncleared
 
 
 @dataclass(frozen=True)
@@ -37,10 +43,11 @@ class Blocked:
     path: str
     start_line: int | None
     end_line: int | None
-    match_type: str
-    confidence: float
+    match_type: str | None  # None: no text was matched (``op`` says what was done)
+    confidence: float | None
     rule: str
     reason: str
+    op: str | None = None
 
 
 @dataclass(frozen=True)
@@ -52,9 +59,13 @@ class Unreadable:
 
 
 def flagged_operations(
-    entry: EditRecord, policy: Policy
+    entry: EditRecord, policy: Policy, ledger: Ledger | None = None, depth: int = 0
 ) -> list[tuple[RecordedOperation, str, str]]:
-    """(operation, rule, reason) for each flag the edit carries now or carried when made."""
+    """(operation, rule, reason) for each flag the edit carries now or carried when made.
+
+    A flag carried over from an earlier edit (it names that edit) is left out once
+    the earlier edit is cleared in ``ledger``.
+    """
     out = [(op, v.rule, v.reason) for op, v in policy.judge(entry.operations)]
     seen = {(op.path, rule) for op, rule, _ in out}
     for flag in entry.flagged:
@@ -62,10 +73,23 @@ def flagged_operations(
         rule = str(flag.get("rule", "the policy at edit time"))
         if (path, rule) in seen:
             continue
+        source = flag.get("edit")
+        if source is not None and ledger is not None and cleared(ledger, policy, source, depth):
+            continue
         match = next((o for o in entry.operations if o.path == path), None)
-        if match is not None:
-            out.append((match, rule, str(flag.get("reason", "flagged at edit time"))))
+        if match is None:  # a flag on a path no operation names: still the edit's
+            match = RecordedOperation(path, None, None, None, None)
+        out.append((match, rule, str(flag.get("reason", "flagged at edit time"))))
     return out
+
+
+def cleared(ledger: Ledger, policy: Policy, edit: object, depth: int = 0) -> bool:
+    """Whether ``edit`` no longer needs a person: approved, or each flag it has was
+    carried over from an edit that is cleared (an edit the ledger lacks is not)."""
+    entry = ledger.entries.get(str(edit))
+    if entry is None or depth > _DEPTH:
+        return False
+    return entry.approved or not flagged_operations(entry, policy, ledger, depth + 1)
 
 
 def blocked(
@@ -76,14 +100,14 @@ def blocked(
     new: pygit2.Tree | pygit2.Index,
 ) -> list[Blocked]:
     """The unapproved flagged edits that the change ``parent`` → ``new`` carries."""
-    changed = _changed_paths(repo, parent, new)
+    changed = changed_paths(repo, parent, new)
     if not changed:
         return []
     found: list[Blocked] = []
     for entry in ledger.entries.values():
         if entry.approved or not any(op.path in changed for op in entry.operations):
             continue
-        flags = [f for f in flagged_operations(entry, policy) if f[0].path in changed]
+        flags = [f for f in flagged_operations(entry, policy, ledger) if f[0].path in changed]
         if not flags:
             continue
         reported: set[str] = set()
@@ -93,7 +117,7 @@ def blocked(
             commit = carrying_commit(repo, entry)
             if commit is None:
                 continue
-            if _carries(repo, commit, op.path, parent, new):
+            if carries(repo, commit, op.path, parent, new):
                 reported.add(op.path)
                 found.append(
                     Blocked(
@@ -106,6 +130,7 @@ def blocked(
                         op.confidence,
                         rule,
                         reason,
+                        op.op,
                     )
                 )
     return sorted(found, key=lambda b: (b.path, b.start_line or 0, b.edit))
@@ -121,19 +146,19 @@ def unreadable_notes(
     touches (a note of a commit this repository lacks cannot be carried: skipped)."""
     if not ledger.unreadable:
         return []
-    changed = _changed_paths(repo, parent, new)
+    changed = changed_paths(repo, parent, new)
     found: list[Unreadable] = []
     for commit_id, reason in sorted(ledger.unreadable.items()):
         commit = repo.get(commit_id)
         if not isinstance(commit, pygit2.Commit):
             continue
         before = commit.parents[0].tree if commit.parents else None
-        if _changed_paths(repo, before, commit.tree) & changed:
+        if changed_paths(repo, before, commit.tree) & changed:
             found.append(Unreadable(commit_id, reason))
     return found
 
 
-def _changed_paths(
+def changed_paths(
     repo: pygit2.Repository, parent: pygit2.Tree | None, new: pygit2.Tree | pygit2.Index
 ) -> set[str]:
     if isinstance(new, pygit2.Index):
@@ -168,7 +193,7 @@ def edit_lines(
     return _significant(after - before), _significant(before - after)
 
 
-def _carries(
+def carries(
     repo: pygit2.Repository,
     commit: pygit2.Commit,
     path: str,
@@ -211,18 +236,48 @@ def _split(obj: object) -> set[str]:
 
 
 def _significant(lines: Iterable[str]) -> set[str]:
-    return {
-        line for line in lines if len(line) >= MIN_SIGNIFICANT and any(c.isalnum() for c in line)
-    }
+    return {line for line in lines if significant(line)}
 
 
-def describe(found: list[Blocked], unreadable: Iterable[Unreadable] = ()) -> str:
-    """The refusal, one edit (or unreadable note) per line, and how to clear it."""
-    parts = [_describe_blocked(found)] if found else []
+def describe(
+    found: list[Blocked],
+    unreadable: Iterable[Unreadable] = (),
+    missing: Iterable[Missing] = (),
+    again: str = "commit",
+) -> str:
+    """The refusal, one edit (or unreadable note, or missing one) per line, and how
+    to clear it; ``again`` is what to do then ("commit", "push")."""
+    parts = [_describe_blocked(found, again)] if found else []
+    missing = list(missing)
+    if missing:
+        parts.append(describe_missing(missing, "redline guard: refused — ", again))
     unreadable = list(unreadable)
     if unreadable:
         parts.append(describe_unreadable(unreadable, "redline guard: refused — "))
     return "\n".join(parts)
+
+
+def describe_missing(missing: list[Missing], lead: str, again: str | None = None) -> str:
+    """Edit commits whose evidence note is gone, and the two ways out."""
+    count = len(missing)
+    lines = [
+        f"{lead}{count} edit commit"
+        + ("" if count == 1 else "s")
+        + " carr"
+        + ("ies" if count == 1 else "y")
+        + " a Redline-Edit trailer but no evidence note in refs/notes/redline, so "
+        + ("it counts" if count == 1 else "they count")
+        + " as unapproved:"
+    ]
+    lines += [f"  evidence missing for edit {m.edit} (commit {m.commit[:12]})" for m in missing]
+    commits = " ".join(dict.fromkeys(m.commit[:12] for m in missing))
+    then = f" and {again} again" if again else ""
+    lines.append(
+        "Fetch the notes that hold the evidence (`git fetch <remote> "
+        "refs/notes/redline:refs/notes/redline`), or ask a person to review each commit's "
+        f"diff and approve it without its evidence (`redline approve {commits}`){then}."
+    )
+    return "\n".join(lines)
 
 
 def describe_broken_policy(error: PolicyError, label: str, committing: bool) -> str:
@@ -261,7 +316,7 @@ def describe_unreadable(unreadable: list[Unreadable], lead: str) -> str:
     return "\n".join(lines)
 
 
-def _describe_blocked(found: list[Blocked]) -> str:
+def _describe_blocked(found: list[Blocked], again: str) -> str:
     lines = [
         f"redline guard: refused — {len(found)} flagged edit"
         + ("" if len(found) == 1 else "s")
@@ -275,13 +330,18 @@ def _describe_blocked(found: list[Blocked]) -> str:
             if b.start_line is not None
             else "whole file"
         )
+        how = (
+            f"{b.match_type} {b.confidence:g}"
+            if b.match_type is not None and b.confidence is not None
+            else (b.op or "change")
+        )
         lines.append(
-            f"  edit {b.edit} (commit {b.commit[:12]}): {b.path} {where}, "
-            f"{b.match_type} {b.confidence:g} — rule {b.rule}: {b.reason}"
+            f"  edit {b.edit} (commit {b.commit[:12]}): {b.path} {where}, {how} — "
+            f"rule {b.rule}: {b.reason}"
         )
     edits = " ".join(dict.fromkeys(b.edit for b in found))
     lines.append(
         "Review each edit's diff (`redline review`), then approve it with "
-        f"`redline approve {edits}` and commit again."
+        f"`redline approve {edits}` and {again} again."
     )
     return "\n".join(lines)

@@ -11,6 +11,10 @@ note that is not a redline note (bad JSON, a missing blob, the wrong shape) is
 listed in ``Ledger.unreadable`` by its commit, for the guard to refuse on.
 Notes that look like exact-only redline notes are checked for their shape
 (an object naming the redline schema), not parsed: most notes are those.
+
+Every readable note's edit id is kept too (``Ledger.edits``): a commit whose
+``Redline-Edit:`` trailer names an edit no note records has lost its evidence,
+and the guard refuses it (hooks.evidence).
 """
 
 from __future__ import annotations
@@ -28,27 +32,31 @@ from redline.gitops import notes
 from redline.gitops.errors import CorruptNotes
 from redline.gitops.repo import NOTES_REF, common_dir
 
-VERSION = 2
+VERSION = 3
 # Only notes with a tolerant match, a confidence below 1 or a flag enter the
 # ledger; this finds the rest without parsing their JSON (most notes are exact).
 _MAYBE_TOLERANT = re.compile(
     rb'"match_type":\s*"(?!exact")|"confidence":\s*0|"verdict":\s*"flagged"'
 )
 _NOTE_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a note's path, fan-out removed
+# The edit id of a note that is not parsed: its first "edit" key, the top-level one
+# (keys are sorted; "approvals" and "cleaned" come before it and hold no such key).
+_EDIT_ID = re.compile(rb'"edit":\s*"([^"\\]*)"')
 
 
 @dataclass
 class RecordedOperation:
     path: str
-    match_type: str
-    confidence: float
+    match_type: str | None  # None: no text was matched (an add, a delete, a write)
+    confidence: float | None
     start_line: int | None
     end_line: int | None
+    op: str | None = None  # edit | update | add | delete | write
 
 
 @dataclass
 class EditRecord:
-    """One edit (an edit id) that used a tolerance, wherever its notes are."""
+    """One edit (an edit id) that used a tolerance or was flagged, wherever its notes are."""
 
     edit: str
     commits: list[str]
@@ -67,9 +75,15 @@ class Ledger:
     entries: dict[str, EditRecord]
     by_commit: dict[str, str]  # note's commit -> edit id
     unreadable: dict[str, str] = field(default_factory=dict)  # note's commit -> why
+    edits: dict[str, str] = field(default_factory=dict)  # every readable note's commit -> edit
+
+    def noted_edits(self) -> set[str]:
+        """The edit ids some readable note records: the edits whose evidence is here."""
+        return set(self.edits.values())
 
     def forget(self, commit: str) -> None:
         self.unreadable.pop(commit, None)
+        self.edits.pop(commit, None)
         edit = self.by_commit.pop(commit, None)
         if edit is None or edit not in self.entries:
             return
@@ -80,23 +94,19 @@ class Ledger:
             del self.entries[edit]
 
     def learn(self, commit: str, note: dict[str, Any]) -> None:
-        operations = [
-            RecordedOperation(
-                str(op.get("path", "")),
-                str(op.get("match_type", "exact")),
-                float(op.get("confidence", 1.0)),
-                op.get("start_line"),
-                op.get("end_line"),
-            )
-            for op in note.get("operations", [])
-            if op.get("match_type") is not None
-        ]
+        edit = str(note.get("edit") or commit)
+        self.edits[commit] = edit
+        operations = [_recorded(op) for op in note.get("operations", [])]
         policy = note.get("policy") or {}
         flagged = list(policy.get("violations", [])) if policy.get("verdict") == "flagged" else []
-        tolerant = [op for op in operations if op.match_type != "exact" or op.confidence < 1.0]
+        tolerant = [
+            op
+            for op in operations
+            if op.match_type is not None
+            and (op.match_type != "exact" or (op.confidence or 0.0) < 1.0)
+        ]
         if not tolerant and not flagged:
             return
-        edit = str(note.get("edit") or commit)
         entry = self.entries.get(edit)
         if entry is None:
             entry = EditRecord(edit, [], operations, flagged)
@@ -105,6 +115,21 @@ class Ledger:
             entry.commits.append(commit)
         entry.approvals = list(note.get("approvals", [])) or entry.approvals
         self.by_commit[commit] = edit
+
+
+def _recorded(op: dict[str, Any]) -> RecordedOperation:
+    match_type = op.get("match_type")
+    confidence = op.get("confidence")
+    if match_type is not None and confidence is None:
+        confidence = 1.0
+    return RecordedOperation(
+        str(op.get("path", "")),
+        str(match_type) if match_type is not None else None,
+        float(confidence) if confidence is not None else None,
+        op.get("start_line"),
+        op.get("end_line"),
+        str(op["op"]) if op.get("op") is not None else None,
+    )
 
 
 def cache_path(repo: pygit2.Repository) -> Path:
@@ -177,6 +202,7 @@ def _clear(ledger: Ledger) -> None:
     ledger.entries.clear()
     ledger.by_commit.clear()
     ledger.unreadable.clear()
+    ledger.edits.clear()
 
 
 def _note_name(path: str, notes_commit: pygit2.Oid | None) -> str:
@@ -237,6 +263,9 @@ def _learn_blob(repo: pygit2.Repository, ledger: Ledger, commit: str, blob_id: p
             ledger.unreadable[commit] = "the note is not a JSON object"
         elif b'"redline.note/' not in data:
             ledger.unreadable[commit] = "the note does not name the redline.note schema"
+        else:
+            found = _EDIT_ID.search(data)
+            ledger.edits[commit] = found.group(1).decode("utf-8", "replace") if found else commit
         return
     try:
         note = json.loads(data)
@@ -293,7 +322,7 @@ def _read_cache(path: Path) -> Ledger | None:
             )
             for edit, e in data["entries"].items()
         }
-        return Ledger(data["notes"], entries, data["by_commit"], data["unreadable"])
+        return Ledger(data["notes"], entries, data["by_commit"], data["unreadable"], data["edits"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -305,6 +334,7 @@ def _write_cache(path: Path, ledger: Ledger) -> None:
         "entries": {edit: asdict(e) for edit, e in ledger.entries.items()},
         "by_commit": ledger.by_commit,
         "unreadable": ledger.unreadable,
+        "edits": ledger.edits,
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

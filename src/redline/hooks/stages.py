@@ -1,15 +1,22 @@
-"""What each hook stage checks: the (parent tree, new tree) pairs of a commit or push."""
+"""What each hook stage checks: the (parent tree, new tree) pairs of a commit or push,
+and the commits each brings (whose ``Redline-Edit:`` trailers hooks.evidence checks)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
+from redline.gitops.notes import trailer_edits
+from redline.gitops.repo import BRANCH_PREFIX
+
 ZERO = "0" * 40
+SESSION_BRANCHES = f"refs/heads/{BRANCH_PREFIX}"
+_SQUASHED = re.compile(r"^commit ([0-9a-f]{40})$", re.M)
 
 
 @dataclass(frozen=True)
@@ -17,26 +24,104 @@ class Change:
     label: str  # for messages: "the commit", "push of refs/heads/main"
     parent: pygit2.Tree | None
     new: pygit2.Tree
+    # The commits the change brings: reachable from ``tips``, not from ``hide``.
+    tips: tuple[pygit2.Oid, ...] = ()
+    hide: tuple[pygit2.Oid, ...] = ()
 
 
-def commit_change(repo: pygit2.Repository, index_file: Path | None, amending: bool) -> Change:
+def brought(repo: pygit2.Repository, change: Change) -> Iterator[pygit2.Commit]:
+    """The commits ``change`` brings, oldest first (for a push: every pushed commit the
+    remote lacks; for a commit: those a merge, squash or cherry-pick in progress takes in)."""
+    if not change.tips:
+        return
+    order = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE
+    walker = repo.walk(change.tips[0], order)
+    for tip in change.tips[1:]:
+        walker.push(tip)
+    for oid in change.hide:
+        walker.hide(oid)
+    yield from walker
+
+
+def commit_change(
+    repo: pygit2.Repository, index_file: Path | None, amending: bool, merging: Iterable[str] = ()
+) -> Change:
     """The commit being made (pre-commit, pre-merge-commit): the index against HEAD.
 
     ``index_file`` is the index git is committing (``GIT_INDEX_FILE``: a
     temporary one for ``git commit -a`` or ``git commit <paths>``). When
-    amending, the new commit's parent is HEAD's parent.
+    amending, the new commit's parent is HEAD's parent. ``merging``: the commits
+    ``git merge`` is merging (it names them in ``GITHEAD_<sha>`` variables for
+    pre-merge-commit, before MERGE_HEAD is written).
     """
     index = pygit2.Index(str(index_file)) if index_file is not None else repo.index
     tree = repo[index.write_tree(repo)]
     assert isinstance(tree, pygit2.Tree)
     parent: pygit2.Tree | None = None
+    tips = _in_progress(repo) + [o for o in map(_oid, merging) if o is not None]
+    hide: tuple[pygit2.Oid, ...] = ()
     if not repo.head_is_unborn:
         head = repo.head.peel(pygit2.Commit)
         if amending:
             parent = head.parents[0].tree if head.parents else None
+            tips.append(head.id)
+            hide = tuple(head.parent_ids)
         else:
             parent = head.tree
-    return Change("the commit", parent, tree)
+            hide = (head.id,)
+    return Change("the commit", parent, tree, tuple(dict.fromkeys(tips)), hide)
+
+
+def _in_progress(repo: pygit2.Repository) -> list[pygit2.Oid]:
+    """The commits a merge, squash merge or cherry-pick in progress takes in: MERGE_HEAD,
+    CHERRY_PICK_HEAD, the commits SQUASH_MSG lists, and — for ``cherry-pick -n``, which
+    leaves only MERGE_MSG — the session-branch commits whose trailers MERGE_MSG quotes."""
+    git_dir = Path(repo.path)
+    found: list[pygit2.Oid | None] = []
+    for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD"):
+        found += [_oid(line) for line in _read(git_dir / name).split()]
+    found += [_oid(sha) for sha in _SQUASHED.findall(_read(git_dir / "SQUASH_MSG"))]
+    edits = set(trailer_edits(_read(git_dir / "MERGE_MSG")))
+    if edits and not found:
+        found += _naming(repo, edits)
+    return [oid for oid in found if oid is not None and isinstance(repo.get(oid), pygit2.Commit)]
+
+
+def _naming(repo: pygit2.Repository, edits: set[str]) -> list[pygit2.Oid | None]:
+    """The commits of session branches (not yet in HEAD) whose trailers name ``edits``."""
+    tips = [
+        repo.references[name].target
+        for name in repo.references
+        if name.startswith(SESSION_BRANCHES)
+    ]
+    tips = [t for t in tips if isinstance(t, pygit2.Oid)]
+    if not tips:
+        return []
+    walker = repo.walk(tips[0], pygit2.enums.SortMode.TOPOLOGICAL)
+    for tip in tips[1:]:
+        walker.push(tip)
+    if not repo.head_is_unborn:
+        walker.hide(repo.head.target)
+    found: list[pygit2.Oid | None] = []
+    for commit in walker:
+        message = commit.raw_message.decode("utf-8", errors="replace")
+        if edits & set(trailer_edits(message)):
+            found.append(commit.id)
+    return found
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _oid(text: str) -> pygit2.Oid | None:
+    try:
+        return pygit2.Oid(hex=text.strip())
+    except ValueError:
+        return None
 
 
 def push_changes(repo: pygit2.Repository, lines: Iterable[str]) -> list[Change]:
@@ -66,7 +151,8 @@ def range_change(
     base = _commit(repo, from_sha) if from_sha and from_sha != ZERO else None
     if base is None:
         base = _remote_base(repo, new)
-    return Change(label, base.tree if base is not None else None, new.tree)
+    hide = (base.id,) if base is not None else ()
+    return Change(label, base.tree if base is not None else None, new.tree, (new.id,), hide)
 
 
 def _commit(repo: pygit2.Repository, rev: str | None) -> pygit2.Commit | None:

@@ -18,18 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from redline.daemon.client import Client
+from redline.daemon.client import Client, DaemonBusy
+from redline.daemon.client import DaemonError as DaemonError  # where callers import it from
 from redline.daemon.paths import DaemonFiles, common_dir
 from redline.daemon.protocol import RpcError
-from redline.engine.errors import RedlineError
 from redline.gitops.gitenv import without_git_redirects
 
 DEFAULT_IDLE_TIMEOUT = 900.0
 START_TIMEOUT = 15.0
-
-
-class DaemonError(RedlineError):
-    """The daemon could not be started, reached or stopped; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -55,9 +51,16 @@ def _read_pid(files: DaemonFiles) -> int | None:
 
 
 def try_connect(files: DaemonFiles, timeout: float | None = 120.0) -> Client | None:
-    """A connected client, or None when no daemon answers (stale socket included)."""
+    """A connected client, or None when no daemon answers (stale socket included).
+
+    A refused connection is retried while a daemon holds the lock (it is
+    starting, or its queue is full); a daemon that does not accept within the
+    client's deadline is a DaemonBusy naming its log.
+    """
     try:
-        return Client(files.socket, timeout=timeout)
+        return Client(files.socket, timeout=timeout, retry_refused=lambda: holds_lock(files))
+    except DaemonBusy as exc:
+        raise DaemonBusy(exc.path, exc.waited, exc.reason, files.log) from None
     except (TimeoutError, FileNotFoundError, ConnectionRefusedError):
         return None
     except OSError as exc:

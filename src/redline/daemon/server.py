@@ -29,6 +29,9 @@ from redline.daemon.protocol import MAX_MESSAGE, RpcError, encode
 from redline.daemon.service import Service, error_for
 
 log = logging.getLogger("redline.daemon")
+# Connections the kernel queues before the daemon accepts them (it caps this at
+# net.core.somaxconn); past it, clients wait and retry (daemon.client).
+BACKLOG = 1024
 QUIET_DELAY = 1.0  # seconds without apply or approve before the idle-time upkeep
 STOP_GRACE = 5.0  # seconds a stopping daemon waits for a client to take its last answer
 
@@ -74,7 +77,7 @@ class Server:
             # limit: readuntil() returns a line whose newline is at most MAX_MESSAGE
             # bytes in, so a message of MAX_MESSAGE bytes is read and one more is not.
             server = await asyncio.start_unix_server(
-                self._handle, path=str(self.socket_path), limit=MAX_MESSAGE
+                self._handle, path=str(self.socket_path), limit=MAX_MESSAGE, backlog=BACKLOG
             )
         finally:
             os.umask(old_umask)

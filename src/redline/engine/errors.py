@@ -23,7 +23,8 @@
     ├── ApprovalError             an approval cannot be recorded (hooks.approve)
     ├── InstallError              the guard's hooks cannot be installed or removed (hooks.install)
     ├── DaemonError               the daemon cannot be started, reached or stopped
-    │                             (daemon.lifecycle)
+    │   │                         (daemon.client)
+    │   └── DaemonBusy            it did not accept a connection within the deadline
     ├── RpcError                  the daemon answered a call with an error (daemon.protocol)
     └── SettingError              an environment setting the CLI reads is unusable; exit 2
                                   (cli._connect)

@@ -3,7 +3,10 @@
 Connecting waits, up to :data:`CONNECT_DEADLINE`, while the daemon's listen
 queue is full (``EAGAIN``) — and, when the caller says a daemon is alive,
 while it refuses (``ECONNREFUSED``: a daemon not yet listening, or a full
-queue on macOS) — with growing pauses, then raises :class:`DaemonBusy`.
+queue on macOS) — with growing pauses, then raises :class:`DaemonBusy`. Once
+connected it checks, before sending anything, that the socket is served by
+this very user (peer credentials, :mod:`redline.daemon.peer`), and raises
+:class:`UntrustedDaemon` when it is not or cannot be verified.
 """
 
 from __future__ import annotations
@@ -11,12 +14,15 @@ from __future__ import annotations
 import errno
 import itertools
 import json
+import os
 import socket
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from redline.daemon.peer import peer_uid
 from redline.daemon.protocol import CONNECTION_CLOSED, PROTOCOL_VERSION, RpcError, encode
 from redline.engine.errors import RedlineError
 
@@ -46,6 +52,29 @@ class DaemonBusy(DaemonError):
         )
 
 
+class UntrustedDaemon(DaemonError):
+    """The socket is served by another user, or by a peer whose user cannot be verified."""
+
+    def __init__(self, path: Path, uid: int | None) -> None:
+        self.path = path
+        self.uid = uid
+        if uid is None:
+            problem = (
+                f"cannot verify which user serves {path} (this platform, {sys.platform}, "
+                "gives no peer credentials), and redline talks only to a daemon of your own"
+            )
+        else:
+            problem = (
+                f"{path} is served by user id {uid}, not by you (user id {os.getuid()}); "
+                "redline talks only to a daemon of your own"
+            )
+        super().__init__(
+            f"refusing to talk to the redline daemon: {problem}. If another user runs "
+            "redline in this repository, work in a clone of your own; otherwise remove "
+            "the socket and retry"
+        )
+
+
 class Client:
     def __init__(
         self,
@@ -66,6 +95,13 @@ class Client:
         self.path = path
         wait = CONNECT_DEADLINE if deadline is None else deadline
         self._sock = _connect(path, timeout, wait, retry_refused)
+        try:
+            uid = peer_uid(self._sock)
+            if uid != os.getuid():
+                raise UntrustedDaemon(path, uid)
+        except BaseException:
+            self._sock.close()
+            raise
         self._reader = self._sock.makefile("rb")
         self._ids = itertools.count(1)
         self.server: dict[str, Any] = self.call("hello", {"protocol": PROTOCOL_VERSION})
@@ -88,7 +124,8 @@ class Client:
         return answer.get("result")
 
     def close(self) -> None:
-        self._reader.close()
+        if hasattr(self, "_reader"):
+            self._reader.close()
         self._sock.close()
 
     def __enter__(self) -> Client:

@@ -15,8 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
-import struct
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from redline.daemon import protocol
+from redline.daemon.peer import peer_uid
 from redline.daemon.protocol import MAX_MESSAGE, RpcError, encode
 from redline.daemon.service import Service, error_for
 
@@ -33,6 +33,7 @@ log = logging.getLogger("redline.daemon")
 # net.core.somaxconn); past it, clients wait and retry (daemon.client).
 BACKLOG = 1024
 QUIET_DELAY = 1.0  # seconds without apply or approve before the idle-time upkeep
+REFUSAL_GRACE = 1.0  # seconds a refused client has to take its answer
 STOP_GRACE = 5.0  # seconds a stopping daemon waits for a client to take its last answer
 
 
@@ -137,16 +138,10 @@ class Server:
         self._connections += 1
         self._last_activity = time.monotonic()
         try:
-            if not _same_user(writer):
-                await _send(
-                    writer,
-                    protocol.error(
-                        None,
-                        protocol.INVALID_REQUEST,
-                        "permission denied",
-                        "the daemon serves only the user who started it",
-                    ),
-                )
+            refusal = _peer_refusal(writer)
+            if refusal is not None:
+                await _send(writer, refusal)
+                await _drain_and_close(reader, writer)
                 return
             while True:
                 if self._stopping is not None and self._stopping.is_set():
@@ -349,10 +344,37 @@ async def _send(writer: asyncio.StreamWriter, answer: dict[str, Any]) -> None:
     await writer.drain()
 
 
-def _same_user(writer: asyncio.StreamWriter) -> bool:
+async def _drain_and_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """End a connection after a last answer so that the client can read it.
+
+    Closing a Unix socket with unread bytes resets the connection, and the
+    client would see the reset instead of the answer: the daemon ends its side,
+    then reads (and drops) what the client sent, for a second at most.
+    """
+    writer.write_eof()
+
+    async def drain() -> None:
+        while await reader.read(1 << 16):
+            pass
+
+    with contextlib.suppress(TimeoutError, ConnectionError):
+        await asyncio.wait_for(drain(), timeout=REFUSAL_GRACE)
+
+
+def _peer_refusal(writer: asyncio.StreamWriter) -> dict[str, Any] | None:
+    """The answer that refuses a connection from another user (or an unverified one)."""
     sock = writer.get_extra_info("socket")
-    if sock is None or not hasattr(socket, "SO_PEERCRED"):
-        return True
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return bool(uid == os.getuid())
+    uid = peer_uid(sock) if sock is not None else None
+    if uid == os.getuid():
+        return None
+    if uid is None:
+        log.warning(
+            "refused a connection: the user at its other end cannot be verified (no peer "
+            "credentials on %s); the daemon serves only connections it can verify",
+            sys.platform,
+        )
+        why = "the daemon cannot verify which user is connecting, and serves only its own"
+    else:
+        log.warning("refused a connection from user id %d (the daemon serves only its own)", uid)
+        why = "the daemon serves only the user who started it"
+    return protocol.error(None, protocol.INVALID_REQUEST, "permission denied", why)

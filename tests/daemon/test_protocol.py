@@ -252,13 +252,116 @@ def test_a_huge_line_without_json_is_refused_too(daemon: GitMode, conn: Raw) -> 
     still_answers(daemon, conn)
 
 
-def test_a_message_just_under_the_limit_is_served(daemon: GitMode, conn: Raw) -> None:
-    message = rpc("hello", {"protocol": 1, "pad": ""}, 22)
-    overhead = len(json.dumps(message).encode()) + 1  # the newline
-    message["params"]["pad"] = "y" * (MAX_MESSAGE - overhead)
+def sized(size: int, request_id: int) -> bytes:
+    """A hello request of exactly ``size`` bytes (no newline)."""
+    message = rpc("hello", {"protocol": 1, "pad": ""}, request_id)
+    message["params"]["pad"] = "y" * (size - len(json.dumps(message).encode()))
     data = json.dumps(message).encode()
-    assert len(data) + 1 == MAX_MESSAGE
-    assert conn.call(data)["result"]["protocol"] == 1
+    assert len(data) == size
+    return data
+
+
+TOO_LARGE = (
+    f"one message may hold at most {MAX_MESSAGE} bytes before its newline, and this one "
+    "holds more; it was not read. Send smaller requests (split a long patch into several)"
+)
+
+
+def test_a_message_of_exactly_the_limit_is_served(daemon: GitMode, conn: Raw) -> None:
+    # The limit counts the message's bytes, its newline excluded.
+    assert conn.call(sized(MAX_MESSAGE, 22))["result"]["protocol"] == 1
+    assert conn.call(sized(MAX_MESSAGE - 1, 23))["result"]["protocol"] == 1
+
+
+def test_one_byte_over_the_limit_is_refused_and_the_next_line_is_read(
+    daemon: GitMode, conn: Raw
+) -> None:
+    conn.send(sized(MAX_MESSAGE + 1, 24) + b"\n" + json.dumps(hello(25)).encode() + b"\n")
+    answer = conn.recv()
+    assert answer["id"] is None
+    err = error_of(answer, -32600)
+    assert err == {"code": -32600, "message": "message too large", "data": TOO_LARGE}
+    assert conn.recv() == conn_hello(25)  # resynchronised at the newline
+
+
+def conn_hello(request_id: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "result": {"server": "redline", "version": __version__, "protocol": 1},
+    }
+
+
+def test_an_oversized_last_line_is_answered_before_the_connection_ends(daemon: GitMode) -> None:
+    client = Raw(daemon.socket())
+    try:
+        client.send(b"[" * (MAX_MESSAGE + 10))  # no newline: the client closes its side
+        client.sock.shutdown(socket.SHUT_WR)
+        assert error_of(client.recv(), -32600)["data"] == TOO_LARGE
+        assert client.reader.readline() == b""  # then the daemon closes the connection
+    finally:
+        client.close()
+    still_answers(daemon)
+
+
+def test_a_last_line_without_a_newline_is_answered(daemon: GitMode) -> None:
+    client = Raw(daemon.socket())
+    try:
+        client.send(json.dumps(hello(26)).encode())
+        client.sock.shutdown(socket.SHUT_WR)
+        assert client.recv() == conn_hello(26)
+        assert client.reader.readline() == b""
+    finally:
+        client.close()
+
+
+# --- nesting ----------------------------------------------------------------------------------
+
+TOO_DEEP = (
+    "the message nests JSON arrays or objects more than 64 levels deep; a request needs "
+    "only a few: send it without the extra nesting"
+)
+
+
+def nested(depth: int) -> Any:
+    value: Any = 1
+    for level in range(depth):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"[" * 1000 + b"]" * 1000,
+        b'{"a": ' * 5000 + b"1" + b"}" * 5000,
+        b"[" * 200_000,  # unclosed too: the depth is what the parser meets first
+        json.dumps(rpc("hello", {"protocol": 1, "extra": nested(63)}, 27)).encode(),
+        b'{"jsonrpc": "2.0", "id": 28, "method": "apply", "params": {"session": "guard", '
+        + b'"request": {"tool": "edit", "x": '
+        + b"[" * 990
+        + b"]" * 990
+        + b"}}}",
+    ],
+    ids=["array-1000", "object-5000", "unclosed-200000", "65-levels", "990-in-a-request"],
+)
+def test_json_nested_too_deep_is_answered_and_the_connection_goes_on(
+    daemon: GitMode, conn: Raw, line: bytes
+) -> None:
+    answer = conn.call(line)
+    assert answer["id"] is None
+    assert error_of(answer, -32600) == {
+        "code": -32600,
+        "message": "invalid request",
+        "data": TOO_DEEP,
+    }
+    still_answers(daemon, conn)
+
+
+def test_json_nested_64_levels_is_served(daemon: GitMode, conn: Raw) -> None:
+    # The message is level 1 and its params level 2: 62 more make 64.
+    message = rpc("hello", {"protocol": 1, "extra": nested(62)}, 29)
+    assert conn.call(message) == conn_hello(29)
 
 
 # --- notifications ----------------------------------------------------------------------------

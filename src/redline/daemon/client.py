@@ -1,22 +1,107 @@
-"""The daemon's client: a blocking Unix-socket JSON-RPC connection."""
+"""The daemon's client: a blocking Unix-socket JSON-RPC connection.
+
+Connecting waits, up to :data:`CONNECT_DEADLINE`, while the daemon's listen
+queue is full (``EAGAIN``) — and, when the caller says a daemon is alive,
+while it refuses (``ECONNREFUSED``: a daemon not yet listening, or a full
+queue on macOS) — with growing pauses, then raises :class:`DaemonBusy`. Once
+connected it checks, before sending anything, that the socket is served by
+this very user (peer credentials, :mod:`redline.daemon.peer`), and raises
+:class:`UntrustedDaemon` when it is not or cannot be verified.
+"""
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
+import os
 import socket
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from redline.daemon.peer import peer_uid
 from redline.daemon.protocol import CONNECTION_CLOSED, PROTOCOL_VERSION, RpcError, encode
+from redline.engine.errors import RedlineError
+
+CONNECT_DEADLINE = 5.0  # seconds a client waits for a busy daemon to accept it
+_FIRST_PAUSE = 0.005
+_LONGEST_PAUSE = 0.25
+
+
+class DaemonError(RedlineError):
+    """The daemon could not be started, reached or stopped; the message says why."""
+
+
+class DaemonBusy(DaemonError):
+    """The daemon did not accept a connection within the deadline."""
+
+    def __init__(self, path: Path, waited: float, reason: str, log: Path | None = None) -> None:
+        self.path = path
+        self.waited = waited
+        self.reason = reason
+        self.log = log
+        where = f" and its log {log}" if log is not None else ""
+        super().__init__(
+            f"the redline daemon on {path} did not accept a connection within "
+            f"{waited:g} s ({reason}): it has too many clients waiting, or it is stuck. "
+            f"Retry in a moment; `redline daemon status`{where} tell more, and "
+            "`redline daemon stop` restarts it"
+        )
+
+
+class UntrustedDaemon(DaemonError):
+    """The socket is served by another user, or by a peer whose user cannot be verified."""
+
+    def __init__(self, path: Path, uid: int | None) -> None:
+        self.path = path
+        self.uid = uid
+        if uid is None:
+            problem = (
+                f"cannot verify which user serves {path} (this platform, {sys.platform}, "
+                "gives no peer credentials), and redline talks only to a daemon of your own"
+            )
+        else:
+            problem = (
+                f"{path} is served by user id {uid}, not by you (user id {os.getuid()}); "
+                "redline talks only to a daemon of your own"
+            )
+        super().__init__(
+            f"refusing to talk to the redline daemon: {problem}. If another user runs "
+            "redline in this repository, work in a clone of your own; otherwise remove "
+            "the socket and retry"
+        )
 
 
 class Client:
-    def __init__(self, path: Path, timeout: float | None = 120.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        timeout: float | None = 120.0,
+        *,
+        deadline: float | None = None,
+        retry_refused: Callable[[], bool] | None = None,
+    ) -> None:
+        """Connect to the daemon on ``path`` and say hello.
+
+        ``deadline``: seconds to wait for a busy daemon (CONNECT_DEADLINE when
+        None). ``retry_refused``: asked after a refused connection whether a
+        daemon is alive (then connecting is retried until the deadline);
+        without it a refusal is raised at once (ConnectionRefusedError: nobody
+        listens).
+        """
         self.path = path
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.settimeout(timeout)
-        self._sock.connect(str(path))
+        wait = CONNECT_DEADLINE if deadline is None else deadline
+        self._sock = _connect(path, timeout, wait, retry_refused)
+        try:
+            uid = peer_uid(self._sock)
+            if uid != os.getuid():
+                raise UntrustedDaemon(path, uid)
+        except BaseException:
+            self._sock.close()
+            raise
         self._reader = self._sock.makefile("rb")
         self._ids = itertools.count(1)
         self.server: dict[str, Any] = self.call("hello", {"protocol": PROTOCOL_VERSION})
@@ -39,7 +124,8 @@ class Client:
         return answer.get("result")
 
     def close(self) -> None:
-        self._reader.close()
+        if hasattr(self, "_reader"):
+            self._reader.close()
         self._sock.close()
 
     def __enter__(self) -> Client:
@@ -47,3 +133,36 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _connect(
+    path: Path,
+    timeout: float | None,
+    deadline: float,
+    retry_refused: Callable[[], bool] | None,
+) -> socket.socket:
+    """A socket connected to ``path``, waiting out a full listen queue (see the module)."""
+    give_up = time.monotonic() + deadline
+    pause = _FIRST_PAUSE
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        # A socket with a timeout does not block in connect(): a full queue is EAGAIN
+        # at once, which is retried here, rather than a wait without end.
+        sock.settimeout(deadline if timeout is None else min(timeout, deadline))
+        try:
+            sock.connect(str(path))
+        except OSError as exc:
+            sock.close()
+            busy = exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK) or (
+                exc.errno == errno.ECONNREFUSED and retry_refused is not None and retry_refused()
+            )
+            if not busy:
+                raise
+            left = give_up - time.monotonic()
+            if left <= 0:
+                raise DaemonBusy(path, deadline, exc.strerror or str(exc)) from None
+            time.sleep(min(pause, left))  # the last try is at the deadline
+            pause = min(pause * 2, _LONGEST_PAUSE)
+            continue
+        sock.settimeout(timeout)
+        return sock

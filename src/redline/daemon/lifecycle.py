@@ -2,7 +2,9 @@
 
 One daemon per repository: ``daemon.lock`` (flock) is held for the daemon's
 life, so a second one refuses to start and a crashed one leaves nothing that
-blocks the next. The client side of this module imports no heavy library.
+blocks the next. Its log, pid and lock files are private (0600, see
+:mod:`redline.daemon.paths`). The client side of this module imports no heavy
+library.
 """
 
 from __future__ import annotations
@@ -18,18 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from redline.daemon.client import Client
-from redline.daemon.paths import DaemonFiles, common_dir
+from redline.daemon.client import Client, DaemonBusy
+from redline.daemon.client import DaemonError as DaemonError  # where callers import it from
+from redline.daemon.paths import DaemonFiles, common_dir, private_opener
 from redline.daemon.protocol import RpcError
-from redline.engine.errors import RedlineError
 from redline.gitops.gitenv import without_git_redirects
 
 DEFAULT_IDLE_TIMEOUT = 900.0
 START_TIMEOUT = 15.0
-
-
-class DaemonError(RedlineError):
-    """The daemon could not be started, reached or stopped; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -55,9 +53,16 @@ def _read_pid(files: DaemonFiles) -> int | None:
 
 
 def try_connect(files: DaemonFiles, timeout: float | None = 120.0) -> Client | None:
-    """A connected client, or None when no daemon answers (stale socket included)."""
+    """A connected client, or None when no daemon answers (stale socket included).
+
+    A refused connection is retried while a daemon holds the lock (it is
+    starting, or its queue is full); a daemon that does not accept within the
+    client's deadline is a DaemonBusy naming its log.
+    """
     try:
-        return Client(files.socket, timeout=timeout)
+        return Client(files.socket, timeout=timeout, retry_refused=lambda: holds_lock(files))
+    except DaemonBusy as exc:
+        raise DaemonBusy(exc.path, exc.waited, exc.reason, files.log) from None
     except (TimeoutError, FileNotFoundError, ConnectionRefusedError):
         return None
     except OSError as exc:
@@ -107,7 +112,7 @@ def _launch(
         "--idle-timeout",
         str(idle_timeout),
     ]
-    with open(files.log, "ab") as log:
+    with open(files.log, "ab", opener=private_opener) as log:
         process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -201,7 +206,7 @@ def holds_lock(files: DaemonFiles) -> bool:
     """Whether some process holds the daemon lock (a daemon is alive)."""
     if not files.lock.exists():
         return False
-    with open(files.lock, "a+") as handle:
+    with open(files.lock, "a+", opener=private_opener) as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -214,7 +219,8 @@ def holds_lock(files: DaemonFiles) -> bool:
 def daemon_lock(files: DaemonFiles) -> Iterator[IO[str]]:
     """Hold the one-daemon-per-repository lock, or raise DaemonError."""
     files.ensure()
-    handle = open(files.lock, "a+")  # noqa: SIM115 - held open for the daemon's whole life
+    # Held open for the daemon's whole life.
+    handle = open(files.lock, "a+", opener=private_opener)  # noqa: SIM115
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -224,7 +230,8 @@ def daemon_lock(files: DaemonFiles) -> Iterator[IO[str]]:
             "use `redline daemon status`, or `redline daemon stop` first"
         ) from None
     try:
-        files.pid.write_text(f"{os.getpid()}\n")
+        with open(files.pid, "w", opener=private_opener) as pid:
+            pid.write(f"{os.getpid()}\n")
         yield handle
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -264,6 +271,7 @@ def run(
     from redline.daemon.watcher import Watcher
 
     with daemon_lock(files):
+        os.close(private_opener(files.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND))
         logging.basicConfig(
             filename=str(files.log),
             level=logging.INFO,

@@ -1,4 +1,11 @@
-"""The wire protocol: JSON-RPC 2.0, one UTF-8 JSON object per line."""
+"""The wire protocol: JSON-RPC 2.0, one UTF-8 JSON object per line.
+
+A message is the bytes of one line, its newline excluded: at most
+:data:`MAX_MESSAGE` of them (a line of ``MAX_MESSAGE`` bytes and its newline is
+read, one byte more is refused), and JSON arrays and objects nested at most
+:data:`MAX_DEPTH` deep. :func:`decode` turns a line into its JSON value or
+raises the :class:`RpcError` to answer it with.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,8 @@ from typing import Any
 from redline.engine.errors import RedlineError
 
 PROTOCOL_VERSION = 1
-MAX_MESSAGE = 8 * 1024 * 1024  # bytes in one request line (results are not cut)
+MAX_MESSAGE = 8 * 1024 * 1024  # bytes of one request line, newline excluded (results are not cut)
+MAX_DEPTH = 64  # arrays and objects nested in one message (a request needs about 5)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -31,6 +39,49 @@ class RpcError(RedlineError):
         self.message = message
         self.data = data
         super().__init__(message if data is None else f"{message}: {data}")
+
+
+def decode(line: bytes) -> Any:
+    """The JSON value of one message (its line's bytes); RpcError when it has none.
+
+    Not UTF-8 or not JSON: -32700. Nested deeper than :data:`MAX_DEPTH`: -32600,
+    also when it is so deep that the parser gives up (RecursionError), so such
+    a message is answered like any other instead of ending the connection.
+    """
+    try:
+        value = json.loads(line.decode("utf-8"))
+    except RecursionError:
+        raise _too_deep() from None
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+        raise RpcError(PARSE_ERROR, "parse error", str(exc)) from None
+    # At most as deep as it has opening brackets: only then walk it.
+    if line.count(b"[") + line.count(b"{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+        raise _too_deep()
+    return value
+
+
+def _too_deep() -> RpcError:
+    return RpcError(
+        INVALID_REQUEST,
+        "invalid request",
+        f"the message nests JSON arrays or objects more than {MAX_DEPTH} levels deep; "
+        "a request needs only a few: send it without the extra nesting",
+    )
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest in ``value`` more than ``limit`` levels (no recursion)."""
+    level: list[Any] = [value] if isinstance(value, (list, dict)) else []
+    for _ in range(limit):  # ``level`` holds the containers one level further down
+        if not level:
+            return False
+        level = [
+            child
+            for container in level
+            for child in (container.values() if isinstance(container, dict) else container)
+            if isinstance(child, (list, dict))
+        ]
+    return bool(level)
 
 
 def encode(obj: dict[str, Any]) -> bytes:

@@ -1,14 +1,21 @@
-"""The Unix-socket JSON-RPC server: framing, peer checks, dispatch to the worker."""
+"""The Unix-socket JSON-RPC server: framing, peer checks, dispatch to the worker.
+
+Framing (see :mod:`redline.daemon.protocol`): one message per line, at most
+``MAX_MESSAGE`` bytes before its newline. Every complete line is answered,
+in order, except a notification: a longer line with "message too large"
+once its newline arrives (reading resumes after it), a line that is not JSON,
+too deep or not a request with its JSON-RPC error, and a last line the client
+sent without a newline before closing its side as if it had one. A failure
+inside the server is answered as an internal error; the connection goes on.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
-import socket
-import struct
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -17,12 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from redline.daemon import protocol
+from redline.daemon.peer import peer_uid
 from redline.daemon.protocol import MAX_MESSAGE, RpcError, encode
 from redline.daemon.service import Service, error_for
 
 log = logging.getLogger("redline.daemon")
-_TOO_LARGE = object()
+# Connections the kernel queues before the daemon accepts them (it caps this at
+# net.core.somaxconn); past it, clients wait and retry (daemon.client).
+BACKLOG = 1024
 QUIET_DELAY = 1.0  # seconds without apply or approve before the idle-time upkeep
+REFUSAL_GRACE = 1.0  # seconds a refused client has to take its answer
 STOP_GRACE = 5.0  # seconds a stopping daemon waits for a client to take its last answer
 
 
@@ -63,8 +74,10 @@ class Server:
             self.socket_path.unlink()
         old_umask = os.umask(0o177)
         try:
+            # limit: readuntil() returns a line whose newline is at most MAX_MESSAGE
+            # bytes in, so a message of MAX_MESSAGE bytes is read and one more is not.
             server = await asyncio.start_unix_server(
-                self._handle, path=str(self.socket_path), limit=MAX_MESSAGE + 1
+                self._handle, path=str(self.socket_path), limit=MAX_MESSAGE, backlog=BACKLOG
             )
         finally:
             os.umask(old_umask)
@@ -124,47 +137,37 @@ class Server:
         self._connections += 1
         self._last_activity = time.monotonic()
         try:
-            if not _same_user(writer):
-                writer.write(
-                    encode(
-                        protocol.error(
-                            None,
-                            protocol.INVALID_REQUEST,
-                            "permission denied",
-                            "the daemon serves only the user who started it",
-                        )
-                    )
-                )
-                await writer.drain()
+            refusal = _peer_refusal(writer)
+            if refusal is not None:
+                await _send(writer, refusal)
+                await _drain_and_close(reader, writer)
                 return
             while True:
                 if self._stopping is not None and self._stopping.is_set():
                     return
                 connection.reading = True
                 try:
-                    line = await _read_line(reader)
+                    frame = await _read_frame(reader)
                 finally:
                     connection.reading = False
-                if line is None:
+                if frame is None:
                     return
                 self._last_activity = time.monotonic()
                 if self._stopping is not None and self._stopping.is_set():
-                    answer: dict[str, Any] | None = _refused_while_stopping(line)
-                elif line is _TOO_LARGE:
-                    answer = protocol.error(
-                        None,
-                        protocol.INVALID_REQUEST,
-                        "message too large",
-                        f"one message may hold at most {MAX_MESSAGE} bytes; split the request",
-                    )
+                    answer: dict[str, Any] | None = _refused_while_stopping(frame.line)
+                elif frame.line is None:
+                    answer = _too_large()
                 else:
-                    assert isinstance(line, bytes)
-                    answer = await self._answer(line)
+                    answer = await self._answer_safely(frame.line)
                 if answer is not None:
-                    writer.write(encode(answer))
-                    await writer.drain()
+                    await _send(writer, answer)
                 self._last_activity = time.monotonic()
+                if frame.last:
+                    return
         except (ConnectionError, asyncio.IncompleteReadError):
+            return
+        except Exception:  # a bug in the framing: log it, and end this connection only
+            log.exception("connection ended by an error")
             return
         finally:
             self._clients.pop(task, None)
@@ -172,11 +175,19 @@ class Server:
             self._last_activity = time.monotonic()
             writer.close()
 
+    async def _answer_safely(self, line: bytes) -> dict[str, Any] | None:
+        """The answer to one line; whatever goes wrong, the client gets an answer."""
+        try:
+            return await self._answer(line)
+        except Exception as exc:
+            err = error_for(exc)  # logs the traceback of what no method raised on purpose
+            return protocol.error(None, err.code, err.message, err.data)
+
     async def _answer(self, line: bytes) -> dict[str, Any] | None:
         try:
-            message = json.loads(line)
-        except (ValueError, UnicodeDecodeError) as exc:
-            return protocol.error(None, protocol.PARSE_ERROR, "parse error", str(exc))
+            message = protocol.decode(line)
+        except RpcError as refused:
+            return protocol.error(None, refused.code, refused.message, refused.data)
         if not isinstance(message, dict):
             what = (
                 "batch requests are not supported"
@@ -242,13 +253,13 @@ class Server:
         )
 
 
-def _refused_while_stopping(line: bytes | object) -> dict[str, Any] | None:
+def _refused_while_stopping(line: bytes | None) -> dict[str, Any] | None:
     """The answer to a request read after the stop began (None for a notification)."""
     request_id = None
     if isinstance(line, bytes):
         try:
-            message = json.loads(line)
-        except (ValueError, UnicodeDecodeError):
+            message = protocol.decode(line)
+        except RpcError:
             message = None
         if isinstance(message, dict):
             if "id" not in message:
@@ -279,29 +290,90 @@ def _invalid(message: dict[str, Any]) -> str | None:
     return None
 
 
-async def _read_line(reader: asyncio.StreamReader) -> bytes | object | None:
-    """The next line, ``_TOO_LARGE`` for an oversized one (skipped), None at the end."""
+def _too_large() -> dict[str, Any]:
+    return protocol.error(
+        None,
+        protocol.INVALID_REQUEST,
+        "message too large",
+        f"one message may hold at most {MAX_MESSAGE} bytes before its newline, and this "
+        "one holds more; it was not read. Send smaller requests (split a long patch "
+        "into several)",
+    )
+
+
+@dataclass(frozen=True)
+class _Frame:
+    line: bytes | None  # None: longer than MAX_MESSAGE, skipped
+    last: bool = False  # the client closed its side: answer, then end the connection
+
+
+async def _read_frame(reader: asyncio.StreamReader) -> _Frame | None:
+    """The next message line (newline included), or None once the client is done.
+
+    A line longer than MAX_MESSAGE is skipped up to its newline (so the next
+    line is read as usual) and comes back as ``_Frame(None)``; bytes after the
+    last newline at the end of the stream are a last frame.
+    """
     try:
         line = await reader.readuntil(b"\n")
     except asyncio.IncompleteReadError as exc:
-        return exc.partial or None
+        return _Frame(exc.partial, last=True) if exc.partial else None
     except asyncio.LimitOverrunError as exc:
         await reader.readexactly(exc.consumed)
         while True:
             try:
                 await reader.readuntil(b"\n")
-                return _TOO_LARGE
+                return _Frame(None)
             except asyncio.LimitOverrunError as more:
                 await reader.readexactly(more.consumed)
             except asyncio.IncompleteReadError:
-                return None
-    return line
+                return _Frame(None, last=True)
+    if len(line) - 1 > MAX_MESSAGE:  # readuntil's limit already says so; the rule is here
+        return _Frame(None)
+    return _Frame(line)
 
 
-def _same_user(writer: asyncio.StreamWriter) -> bool:
+async def _send(writer: asyncio.StreamWriter, answer: dict[str, Any]) -> None:
+    try:
+        data = encode(answer)
+    except (TypeError, ValueError) as exc:  # a result JSON cannot hold: still answer
+        err = error_for(exc)
+        data = encode(protocol.error(answer.get("id"), err.code, err.message, err.data))
+    writer.write(data)
+    await writer.drain()
+
+
+async def _drain_and_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """End a connection after a last answer so that the client can read it.
+
+    Closing a Unix socket with unread bytes resets the connection, and the
+    client would see the reset instead of the answer: the daemon ends its side,
+    then reads (and drops) what the client sent, for a second at most.
+    """
+    writer.write_eof()
+
+    async def drain() -> None:
+        while await reader.read(1 << 16):
+            pass
+
+    with contextlib.suppress(TimeoutError, ConnectionError):
+        await asyncio.wait_for(drain(), timeout=REFUSAL_GRACE)
+
+
+def _peer_refusal(writer: asyncio.StreamWriter) -> dict[str, Any] | None:
+    """The answer that refuses a connection from another user (or an unverified one)."""
     sock = writer.get_extra_info("socket")
-    if sock is None or not hasattr(socket, "SO_PEERCRED"):
-        return True
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return bool(uid == os.getuid())
+    uid = peer_uid(sock) if sock is not None else None
+    if uid == os.getuid():
+        return None
+    if uid is None:
+        log.warning(
+            "refused a connection: the user at its other end cannot be verified (no peer "
+            "credentials on %s); the daemon serves only connections it can verify",
+            sys.platform,
+        )
+        why = "the daemon cannot verify which user is connecting, and serves only its own"
+    else:
+        log.warning("refused a connection from user id %d (the daemon serves only its own)", uid)
+        why = "the daemon serves only the user who started it"
+    return protocol.error(None, protocol.INVALID_REQUEST, "permission denied", why)

@@ -1,9 +1,17 @@
-"""Feeding each session's dirty-path set from file-system events (watchdog)."""
+"""Feeding each session's dirty-path set from file-system events (watchdog).
+
+If watchdog's thread dies (another tool made a folder nested so deep that
+watchdog's own walk overflows the stack, or a path too long to watch), no
+event comes any more: every session then falls back to a full scan of its
+worktree for each request, with a line in the log, rather than missing
+changes.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from pathlib import Path
 
 from watchdog.events import (
@@ -70,28 +78,58 @@ class Watcher:
         self._observer = Observer()
         self._observer.daemon = True
         self._watches: dict[str, ObservedWatch] = {}
+        self._dirty: dict[str, DirtyPaths] = {}
         self._started = False
+        self._failed = False
+        self._hook = threading.excepthook
 
     def watch(self, name: str, root: Path, dirty: DirtyPaths) -> None:
+        if self._failed:
+            return  # no event would come: its snapshots walk the worktree
         if not self._started:
+            threading.excepthook = self._thread_failed
             self._observer.start()
             self._started = True
+        self._dirty[name] = dirty
         try:
             handler = _Handler(root, dirty)
             self._watches[name] = self._observer.schedule(
                 handler, str(root), recursive=True, event_filter=_CHANGES
             )
             dirty.watched = True
-        except OSError as exc:
-            # inotify limits and the like: every snapshot walks the worktree instead.
-            log.warning("cannot watch %s (%s); falling back to full scans", root, exc)
+        except Exception as exc:  # watching only saves work: never fail a request for it
+            # inotify limits, a folder nested too deep for watchdog's walk: every
+            # snapshot walks the worktree instead.
+            log.warning(
+                "cannot watch %s (%s: %s); falling back to full scans",
+                root,
+                type(exc).__name__,
+                exc,
+            )
 
     def unwatch(self, name: str) -> None:
+        self._dirty.pop(name, None)
         watch = self._watches.pop(name, None)
-        if watch is not None:
+        if watch is not None and not self._failed:
             self._observer.unschedule(watch)
 
     def stop(self) -> None:
         if self._started:
             self._observer.stop()
             self._observer.join(timeout=5)
+            threading.excepthook = self._hook
+
+    def _thread_failed(self, args: threading.ExceptHookArgs) -> None:
+        if type(args.thread).__module__.startswith("watchdog.") and not self._failed:
+            self._failed = True
+            for dirty in list(self._dirty.values()):
+                with dirty.lock:
+                    dirty.watched = False  # each snapshot walks the worktree from now on
+            log.warning(
+                "file watching stopped (%s: %s); every request now scans its session's "
+                "whole worktree, which is slower: restart the daemon (`redline daemon "
+                "stop`) to watch again",
+                args.exc_type.__name__,
+                args.exc_value,
+            )
+        self._hook(args)

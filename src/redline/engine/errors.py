@@ -23,7 +23,12 @@
     ├── ApprovalError             an approval cannot be recorded (hooks.approve)
     ├── InstallError              the guard's hooks cannot be installed or removed (hooks.install)
     ├── DaemonError               the daemon cannot be started, reached or stopped
-    │                             (daemon.lifecycle)
+    │   │                         (daemon.client)
+    │   ├── DaemonBusy            it did not accept a connection within the deadline
+    │   ├── UntrustedDaemon       its socket is served by another user, or by an
+    │   │                         unverifiable one
+    │   └── UnsafeDirectory       a folder for its files is not the user's private folder
+    │                             (daemon.paths)
     ├── RpcError                  the daemon answered a call with an error (daemon.protocol)
     └── SettingError              an environment setting the CLI reads is unusable; exit 2
                                   (cli._connect)

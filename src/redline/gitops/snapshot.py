@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pygit2
 
-from redline.engine.paths import is_git_name, names_git
+from redline.engine.paths import NAME_MAX, PATH_MAX, is_git_name, names_git
 from redline.fsops.confine import relative_to_root
 from redline.gitops.trees import TREE, Entry, is_tree, lookup
 from redline.gitops.worktree import check_path, entry_on_disk
@@ -90,15 +90,22 @@ def changed_paths(
 
     ``candidates`` are paths the file watcher saw change; None means a full
     walk (``git status`` against the worktree's index).
+
+    What no request could name is left out, as git leaves it out: a path
+    through a ``.git`` in any spelling, a name over NAME_MAX bytes or a path
+    over PATH_MAX bytes (another tool may make them in the worktree; they
+    must not make every request fail).
     """
     root = Path(worktree.workdir)
     paths = (
-        _from_status(worktree) if candidates is None else _expand(worktree, tree, root, candidates)
+        _from_status(worktree, tree, root)
+        if candidates is None
+        else _expand(worktree, tree, root, candidates)
     )
     changes: dict[str, Entry | None] = {}
     for path in sorted(paths):
-        if names_git(path):
-            continue  # '.git.', 'git~1': git would not add them either
+        if names_git(path) or not _fits(path):
+            continue  # '.git.', 'git~1', too long: git would not add them either
         committed = lookup(repo, tree, path)
         on_disk = entry_on_disk(repo, root, path, committed)
         if on_disk is not None and committed is None and _ignored(worktree, path):
@@ -108,23 +115,30 @@ def changed_paths(
     return changes
 
 
-def _from_status(worktree: pygit2.Repository) -> set[str]:
-    return set(worktree.status())
+def _from_status(worktree: pygit2.Repository, tree: pygit2.Tree, root: Path) -> set[str]:
+    try:
+        return set(worktree.status())
+    except pygit2.GitError:
+        # libgit2 gives up on some worktrees git itself takes ("directory nesting
+        # too deep (100)"): walk it here instead, every file against the tree.
+        with os.scandir(root) as entries:
+            top = {entry.name for entry in entries}
+        return _expand(worktree, tree, root, top | {entry.name for entry in tree if entry.name})
 
 
 def _expand(
     worktree: pygit2.Repository, tree: pygit2.Tree, root: Path, candidates: Iterable[str]
 ) -> set[str]:
     out: set[str] = set()
-    for path in candidates:
-        if not path or names_git(path):
+    walked: set[str] = set()  # folders a walk went through: their files are in ``out``
+    # Shortest first, so that a folder is walked once, not once for each folder above
+    # it that the watcher named too (quadratic in a deep tree made all at once).
+    for path in sorted(candidates, key=len):
+        if not path or path in walked or names_git(path) or not _fits(path):
             continue
         full = root / path
         if full.is_dir() and not full.is_symlink():
-            for folder, dirs, files in os.walk(full):
-                dirs[:] = [d for d in dirs if not is_git_name(d)]
-                rel = Path(folder).relative_to(root).as_posix()
-                out.update(f"{rel}/{name}" if rel != "." else name for name in files)
+            out.update(_files_under(root, path, walked))
         else:
             out.add(path)
         if is_tree(tree, path):
@@ -132,16 +146,60 @@ def _expand(
     return out
 
 
+def _files_under(root: Path, folder: str, walked: set[str]) -> list[str]:
+    """The paths of everything but folders under ``folder``, at any depth (no recursion).
+
+    Not entered: ``.git`` in any spelling, and what is too long to name (see
+    changed_paths). A folder that vanishes or cannot be read meanwhile is
+    skipped. Each folder entered is added to ``walked``.
+    """
+    found: list[str] = []
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        walked.add(current)
+        try:
+            entries = os.scandir(root / current)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                path = f"{current}/{entry.name}"
+                if is_git_name(entry.name) or not _fits(path):
+                    continue
+                try:
+                    is_folder = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                (pending if is_folder else found).append(path)
+    return found
+
+
+def _fits(path: str) -> bool:
+    """Whether ``path`` is within the limits every request's path is held to."""
+    if len(path) * 4 <= NAME_MAX:  # UTF-8 takes at most 4 bytes a character
+        return True
+    return len(path.encode("utf-8", "surrogateescape")) <= PATH_MAX and all(
+        len(part.encode("utf-8", "surrogateescape")) <= NAME_MAX for part in path.split("/")
+    )
+
+
 def _tree_files(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> list[str]:
-    sub = repo[tree[prefix].id]
-    assert isinstance(sub, pygit2.Tree)
-    files = []
-    for entry in sub:
-        path = f"{prefix}/{entry.name}"
-        if entry.filemode == TREE:
-            files.extend(_tree_files(repo, tree, path))
-        else:
-            files.append(path)
+    """Every file of ``tree`` under the folder ``prefix`` (a stack, not recursion)."""
+    files: list[str] = []
+    top = repo[tree[prefix].id]
+    assert isinstance(top, pygit2.Tree)
+    pending = [(prefix, top)]
+    while pending:
+        folder, sub = pending.pop()
+        for entry in sub:
+            path = f"{folder}/{entry.name}"
+            if entry.filemode == TREE:
+                inner = repo[entry.id]
+                assert isinstance(inner, pygit2.Tree)
+                pending.append((path, inner))
+            else:
+                files.append(path)
     return files
 
 

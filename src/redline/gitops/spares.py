@@ -65,8 +65,12 @@ class SparePool:
         """Adopt the spares a previous daemon left and start topping the pool up."""
         self._umask = os.umask(0o022)  # read it once, while the daemon is starting
         os.umask(self._umask)
-        for folder, names in zip(self._bins, self._spares, strict=True):
+        # Private, like every file of the daemon's: tightened when an older version
+        # left the pool's folder 0755.
+        for folder in (self.folder, *self._bins):
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            folder.chmod(0o700)
+        for folder, names in zip(self._bins, self._spares, strict=True):
             with os.scandir(folder) as entries:
                 for entry in entries:
                     if _sound(entry.path):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pygit2
 
@@ -43,35 +43,68 @@ def with_entries(
     """Write the tree that is ``tree`` with ``changes`` applied (None deletes a path).
 
     Only the trees along changed paths are rewritten; empty directories vanish.
+    Folders are visited with a stack of their own, not by recursion: a path may
+    nest 2,000 folders (4,096 bytes), past Python's recursion limit.
     """
-    nested: dict[str, dict[str, Entry | None]] = {}
-    direct: dict[str, Entry | None] = {}
+    root = _Changes()
     for path, entry in changes.items():
-        head, _, rest = path.partition("/")
-        if rest:
-            nested.setdefault(head, {})[rest] = entry
-        else:
-            direct[head] = entry
-    builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
-    for name, entry in direct.items():
-        if entry is None:
-            if builder.get(name) is not None:
-                builder.remove(name)
-        else:
-            builder.insert(name, entry.oid, entry.mode)
-    for name, sub_changes in nested.items():
-        existing = builder.get(name)
-        subtree = None
-        if existing is not None and existing.filemode == TREE:
-            found = repo[existing.id]
-            assert isinstance(found, pygit2.Tree)
-            subtree = found
-        new_id = with_entries(repo, subtree, sub_changes)
+        *folders, name = path.split("/")
+        node = root
+        for folder in folders:
+            node = node.nested.setdefault(folder, _Changes())
+        node.direct[name] = entry
+    stack = [_Level(repo, tree, root)]
+    while True:
+        level = stack[-1]
+        step = next(level.pending, None)
+        if step is not None:  # go down into the next changed folder
+            name, node = step
+            existing = level.builder.get(name)
+            subtree = None
+            if existing is not None and existing.filemode == TREE:
+                found = repo[existing.id]
+                assert isinstance(found, pygit2.Tree)
+                subtree = found
+            level.child = (name, existing)
+            stack.append(_Level(repo, subtree, node))
+            continue
+        new_id = level.builder.write()
+        stack.pop()
+        if not stack:
+            return new_id
+        parent = stack[-1]  # put the folder just written into its parent
+        assert parent.child is not None
+        name, before = parent.child
         written = repo[new_id]
         assert isinstance(written, pygit2.Tree)
         if len(written) == 0:
-            if existing is not None:
-                builder.remove(name)
+            if before is not None:
+                parent.builder.remove(name)
         else:
-            builder.insert(name, new_id, TREE)
-    return builder.write()
+            parent.builder.insert(name, new_id, TREE)
+
+
+@dataclass
+class _Changes:
+    """The changes inside one folder: to its own entries, and below each sub-folder."""
+
+    direct: dict[str, Entry | None] = field(default_factory=dict)
+    nested: dict[str, _Changes] = field(default_factory=dict)
+
+
+class _Level:
+    """One folder being rewritten: its builder with the direct changes made, and
+    the sub-folders still to visit."""
+
+    def __init__(
+        self, repo: pygit2.Repository, tree: pygit2.Tree | None, changes: _Changes
+    ) -> None:
+        self.builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
+        for name, entry in changes.direct.items():
+            if entry is None:
+                if self.builder.get(name) is not None:
+                    self.builder.remove(name)
+            else:
+                self.builder.insert(name, entry.oid, entry.mode)
+        self.pending = iter(changes.nested.items())
+        self.child: tuple[str, pygit2.Object | None] | None = None  # the one being written

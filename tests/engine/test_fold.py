@@ -432,3 +432,26 @@ def test_long_line_matched_at_the_punctuation_tier_keeps_the_files_bytes(
     assert outcome.data == expected
     matched = outcome.result.matched_text or ""
     assert matched == (f"x = 1\n{curly}" if last else f"{curly}\nx = 1\n")
+
+
+_PIECE_TEXT = st.text(
+    alphabet=st.sampled_from(
+        [*"ab1 ,;:.!?()\n\t", "\u200b", ACUTE, "\u3000", "，", "“", "—", "\u00a0"]
+    ),
+    max_size=400,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_PIECE_TEXT)
+def test_folding_in_pieces_gives_the_same_text(text: str) -> None:
+    """A long text is folded piece by piece (so that no one call holds the GIL for
+    long); cutting after a newline or between two letters or digits changes nothing."""
+    whole = fold_punctuation(text).text, fold_whitespace(text).text
+    saved = fold_module._PIECE
+    fold_module._PIECE = 3
+    try:
+        pieces = fold_punctuation(text).text, fold_whitespace(text).text
+    finally:
+        fold_module._PIECE = saved
+    assert pieces == whole

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from difflib import SequenceMatcher
 
-from redline.engine import similarity
+from redline.engine import budget, similarity
 from redline.engine.errors import MergeConflict
 from redline.engine.match import FileView, Span
 
@@ -16,12 +16,19 @@ _CHANGES_DRIFTED = "the edit changes a line that differs in the file"
 
 
 def not_found(
-    view: FileView, old: str, nearest: Span | None, conflict: MergeConflict | None = None
+    view: FileView,
+    old: str,
+    nearest: Span | None,
+    conflict: MergeConflict | None = None,
+    limit: int = budget.LIMIT,
 ) -> str:
     """The not-found message: the nearest block, or where to re-read.
 
     ``conflict``: the nearest block was similar enough, but the edit would change
-    text that differs in the file, so it was not applied.
+    text that differs in the file, so it was not applied. The lines that differ
+    are listed only when comparing old_string with the block fits in ``limit``
+    (the tolerant budget, :mod:`redline.engine.budget`); otherwise the message
+    gives the block's place to re-read.
     """
     if nearest is None or nearest.score < _NEAREST_FLOOR:
         return (
@@ -33,7 +40,8 @@ def not_found(
     last = view.line_of(max(nearest.start, nearest.end - 1))
     block = view.lines[first : last + 1]
     old_lines = old.rstrip("\n").split("\n")
-    differing = _differing(old_lines, block, first)
+    fits = budget.check(old, "\n".join(block), limit=limit) is None
+    differing = _differing(old_lines, block, first) if fits else None
     where = f"lines {first + 1}-{last + 1}" if last > first else f"line {first + 1}"
     header = f"{NOT_FOUND}. Nearest block: {where} (similarity {nearest.score:.2f})"
     if differing is not None and differing:

@@ -14,6 +14,7 @@ from itertools import pairwise
 from typing import Literal
 
 from redline.engine import invisible, newlines
+from redline.engine.budget import TooLarge
 from redline.engine.decode import Decoded, decode
 from redline.engine.diagnose import NOT_FOUND, not_found
 from redline.engine.diff import unified_spans
@@ -176,7 +177,12 @@ def _check_item(item: EditItem) -> None:
 
 def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
     old = item.old_string
-    chain = match_chain(view, old, threshold)
+    chain = match_chain(view, old, threshold, new=item.new_string)
+    if chain.too_large is not None:
+        escaped = _escaped(view.text, item)
+        if escaped is not None:
+            return escaped
+        raise _Refused("no_match", _too_large(view, item, chain.too_large))
     landed = _landed(view.text, item, chain) if chain.match_type != "exact" else "no"
     if landed == "yes":
         # A retry after a lost answer: old_string is gone and new_string is there.
@@ -226,6 +232,20 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
     if landed == "unless_no_change" and adapted != matched:
         raise _retry_or_not(view, item, chain)
     return _Replacement(span, adapted, chain.match_type)
+
+
+def _too_large(view: FileView, item: EditItem, over: TooLarge) -> str:
+    """The refusal of a request past the tolerant budget (not checked for a retry: that
+    needs the tolerant tiers, so the message only points at new_string when it is there)."""
+    message = f"{NOT_FOUND} exactly, and {over.message}"
+    found = find_all(view.text, item.new_string) if item.new_string.strip() else []
+    if len(found) == 1:
+        line = view.line_of(found[0]) + 1
+        message += (
+            f". new_string is in the file (line {line}): if this is a retry, the edit has "
+            "already landed"
+        )
+    return message
 
 
 def _retry_or_not(view: FileView, item: EditItem, chain: ChainResult) -> _Refused:
@@ -320,6 +340,8 @@ def _replace_all(view: FileView, item: EditItem, threshold: float) -> list[_Repl
     if spans:
         return [_Replacement(s, item.new_string, "exact") for s in spans]
     chain = match_chain(view, old, threshold)
+    if chain.too_large is not None:
+        raise _Refused("no_match", f"{NOT_FOUND} exactly, and {chain.too_large.message}")
     if chain.match_type is None:
         raise _Refused("no_match", not_found(view, old, chain.nearest))
     matches = [_describe(view, s, chain.match_type) for s in chain.spans]

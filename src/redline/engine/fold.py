@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import sys
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -56,6 +57,8 @@ _WHITESPACE = re.compile(r"\s+")
 # Above this size, positions are mapped back without building the whole shift table.
 _LARGE = 4096
 _LAST_SPACE = 0x3000  # no character above U+3000 is whitespace
+_PIECE = 1 << 16  # characters folded in one call (see _pieces)
+_CUT = re.compile(r"\n|[A-Za-z0-9](?=[A-Za-z0-9])")
 
 
 @dataclass
@@ -146,7 +149,7 @@ class Folded:
 
 
 def fold_punctuation(text: str) -> Folded:
-    source = text.translate(_PUNCTUATION_TABLE)
+    source = "".join(piece.translate(_PUNCTUATION_TABLE) for piece in _pieces(text))
     # Most files hold no invisible character or combining mark: skip that stage.
     plain = source.isascii() or _INVISIBLE_OR_MARK.search(source) is None
     stages = _ASCII_STAGES if plain else _PUNCTUATION_STAGES
@@ -154,7 +157,7 @@ def fold_punctuation(text: str) -> Folded:
 
 
 def fold_whitespace(text: str) -> Folded:
-    return Folded(text, text, _WHITESPACE.sub("", text), (_WHITESPACE,), "whitespace")
+    return Folded(text, text, _delete(text, (_WHITESPACE,)), (_WHITESPACE,), "whitespace")
 
 
 _UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
@@ -184,6 +187,30 @@ def punctuation_key(text: str) -> str:
 
 
 def _delete(text: str, stages: tuple[re.Pattern[str], ...]) -> str:
+    return "".join(_delete_piece(piece, stages) for piece in _pieces(text))
+
+
+def _delete_piece(text: str, stages: tuple[re.Pattern[str], ...]) -> str:
     for pattern in stages:
         text = pattern.sub("", text)
     return text
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """``text`` cut into pieces of about :data:`_PIECE` characters, each folded on its own.
+
+    A long text is not folded in one call, which would hold the GIL (and stall
+    the daemon's other threads) for its whole length. The cuts fall after a
+    newline, or inside a long line between two ASCII letters or digits: no
+    deletion looks across either (deletions are spaces, invisible characters
+    and marks, judged by their neighbours), so the pieces fold to the same text.
+    """
+    if len(text) <= _PIECE:
+        yield text
+        return
+    start = 0
+    while start < len(text):
+        cut = _CUT.search(text, start + _PIECE)
+        end = len(text) if cut is None else cut.end()
+        yield text[start:end]
+        start = end

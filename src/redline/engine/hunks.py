@@ -25,7 +25,8 @@ from difflib import SequenceMatcher
 from functools import cached_property
 from itertools import pairwise
 
-from redline.engine import invisible
+from redline.engine import budget, invisible
+from redline.engine.budget import TooLarge
 from redline.engine.errors import MergeConflict, RedlineError, TooDifferent
 from redline.engine.fold import punctuation_key
 from redline.engine.indent import Style, style
@@ -79,11 +80,21 @@ def split_lines(text: str) -> list[tuple[str, str]]:
 
 
 def apply_hunks(
-    text: str, hunks: Sequence[Hunk], path: str
+    text: str, hunks: Sequence[Hunk], path: str, limit: int = budget.LIMIT
 ) -> tuple[str, list[HunkEvidence], Counter[str]]:
-    """The updated text, the evidence per hunk and the invisible characters removed."""
+    """The updated text, the evidence per hunk and the invisible characters removed.
+
+    The tolerant passes run only when the hunks' lines against this file fit in
+    ``limit`` (see :mod:`redline.engine.budget`); past it, hunks are placed exactly.
+    """
     lines = split_lines(text)
     keyed = _Keyed([c for c, _ in lines])
+    keyed.too_large = budget.check(
+        "".join(h.text + "\n" for hunk in hunks for h in hunk.lines if h.kind != "+"),
+        text,
+        new="".join(h.text + "\n" for hunk in hunks for h in hunk.lines if h.kind != "-"),
+        limit=limit,
+    )
     cursor = 0
     placed: list[tuple[int, int, Hunk]] = []  # (start index, old length, hunk)
     evidence: list[HunkEvidence] = []
@@ -234,8 +245,13 @@ class _Keyed:
 
     def __init__(self, contents: list[str]) -> None:
         self.contents = contents
+        self.too_large: TooLarge | None = None  # past the budget: exact placement only
         self._views: dict[str, list[str]] = {}
         self._index: dict[str, dict[str, list[int]]] = {}
+
+    @property
+    def passes(self) -> tuple[str, ...]:
+        return ("exact",) if self.too_large is not None else PASSES
 
     @cached_property
     def style(self) -> Style:
@@ -259,11 +275,16 @@ class _Keyed:
             for i, line in enumerate(view):
                 index.setdefault(line, []).append(i)
             self._index[name] = index
+        found = self._index[name]
         key = KEYS[name]
         target = [key(line) for line in old]
-        starts = self._index[name].get(target[0], [])
         n = len(target)
-        return [i for i in starts[bisect_left(starts, start) :] if view[i : i + n] == target]
+        # Look where old's rarest line is (a blank first line would be everywhere).
+        k = min(range(n), key=lambda k: len(found.get(target[k], ())))
+        at = found.get(target[k], [])
+        return [
+            p - k for p in at[bisect_left(at, start + k) :] if view[p - k : p - k + n] == target
+        ]
 
     def seek(self, name: str, old: list[str], start: int) -> int | None:
         found = self.all(name, old, start)
@@ -309,7 +330,10 @@ def _place(
     )
     if placed is not None:
         return placed
-    raise HunkError(_not_found(contents, old, cursor, number, total, path, hunk), number)
+    message = _not_found(contents, old, cursor, number, total, path, hunk)
+    if lines.too_large is not None:
+        message += f". Only an exact match was tried: {lines.too_large.message}"
+    raise HunkError(message, number)
 
 
 def _place_body(
@@ -325,16 +349,18 @@ def _place_body(
 ) -> tuple[int, HunkEvidence] | None:
     contents = lines.contents
     if hunk.end_of_file:
-        found = _at_end(contents, old)
+        found = _at_end(contents, old, tolerant=lines.too_large is None)
         if found is not None and found[1] >= max(start_at, cursor):
             name, at = found  # not over the previous hunk's lines, nor before the anchor
             return at, _evidence(contents, number, name, at, old, 0, anchor_found)
         return None
-    for name in PASSES:
+    for name in lines.passes:
         seek = lines.seek(name, old, start_at)
         if seek is not None:
             others = len(lines.all(name, old, 0)) - 1
             return seek, _evidence(contents, number, name, seek, old, others, anchor_found)
+    if lines.too_large is not None:
+        return None
     candidates = lines.all("punctuation", old, start_at)
     if len(candidates) == 1:
         return candidates[0], _evidence(
@@ -351,7 +377,7 @@ def _place_body(
     return None
 
 
-def _at_end(contents: list[str], old: list[str]) -> tuple[str, int] | None:
+def _at_end(contents: list[str], old: list[str], tolerant: bool) -> tuple[str, int] | None:
     """Match ``old`` at the end of the file (trailing blank lines allowed)."""
     end = len(contents)
     while end > 0 and not contents[end - 1].strip() and old[-1].strip():
@@ -360,7 +386,7 @@ def _at_end(contents: list[str], old: list[str]) -> tuple[str, int] | None:
     if index < 0:
         return None
     window = contents[index:end]
-    for name in CONFIDENCE:
+    for name in CONFIDENCE if tolerant else ("exact",):
         key = KEYS[name]
         if [key(line) for line in window] == [key(line) for line in old]:
             return name, index

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
 
-from redline.engine import similarity
+from redline.engine import budget, similarity
+from redline.engine.budget import TooLarge
 from redline.engine.fold import Folded, fold_punctuation, fold_whitespace
 
 CONFIDENCE = {
@@ -48,11 +49,16 @@ class Span:
 
 @dataclass(frozen=True)
 class ChainResult:
-    """The deciding tier and its candidates; ``nearest`` is the best miss."""
+    """The deciding tier and its candidates; ``nearest`` is the best miss.
+
+    ``too_large``: the exact tiers found nothing and the tolerant ones did not run
+    (the request is past the budget, see :mod:`redline.engine.budget`).
+    """
 
     match_type: str | None
     spans: tuple[Span, ...] = ()
     nearest: Span | None = None
+    too_large: TooLarge | None = None
 
 
 class FileView:
@@ -100,19 +106,37 @@ def find_all(text: str, needle: str) -> list[int]:
     return found
 
 
-def match_chain(view: FileView, old: str, threshold: float) -> ChainResult:
-    """Run the tiers in order; see the module docstring."""
-    tiers: list[tuple[str, Callable[[FileView, str], list[Span]]]] = [
+def match_chain(
+    view: FileView, old: str, threshold: float, new: str = "", limit: int = budget.LIMIT
+) -> ChainResult:
+    """Run the tiers in order; see the module docstring.
+
+    The tolerant tiers (from ``punctuation`` on) run only within ``limit``, the
+    budget of character comparisons for ``old`` (and ``new``, adapted to the
+    match) against this file.
+    """
+    exact: list[tuple[str, Callable[[FileView, str], list[Span]]]] = [
         ("exact", _exact),
         ("trailing_newline", _trailing_newline),
+    ]
+    tolerant: list[tuple[str, Callable[[FileView, str], list[Span]]]] = [
         ("punctuation", _punctuation),
         ("whitespace", _whitespace),
     ]
-    for name, tier in tiers:
+    for name, tier in exact:
         spans = tier(view, old)
         if spans:
             return ChainResult(name, tuple(spans))
-    if len("".join(old.split())) < MIN_FUZZY_CHARS:
+    fuzzy_too = len("".join(old.split())) >= MIN_FUZZY_CHARS
+    lines = view.lines if "\n" not in old and fuzzy_too else None
+    over = budget.check(old, view.text, new=new, lines=lines, fuzzy=fuzzy_too, limit=limit)
+    if over is not None:
+        return ChainResult(None, too_large=over)
+    for name, tier in tolerant:
+        spans = tier(view, old)
+        if spans:
+            return ChainResult(name, tuple(spans))
+    if not fuzzy_too:
         return ChainResult(None)
     fuzzy = _Fuzzy(view, old)
     best_miss: Span | None = None
@@ -227,7 +251,7 @@ def _clear_winner(spans: list[Span]) -> list[Span]:
 
 
 class _Fuzzy:
-    """Candidates of the two fuzzy tiers, sharing one line-similarity matrix."""
+    """Candidates of the two fuzzy tiers, sharing one computation of line similarities."""
 
     def __init__(self, view: FileView, old: str) -> None:
         self.view = view
@@ -235,13 +259,13 @@ class _Fuzzy:
         self.with_newline = old.endswith("\n")
         body = old[:-1] if self.with_newline else old
         self.old_lines = body.split("\n")
-        self._matrix: similarity.Matrix | None = None
+        self._scores: similarity.LineScores | None = None
 
     @property
-    def matrix(self) -> similarity.Matrix:
-        if self._matrix is None:
-            self._matrix = similarity.line_matrix(self.old_lines, self.view.lines)
-        return self._matrix
+    def scores(self) -> similarity.LineScores:
+        if self._scores is None:
+            self._scores = similarity.line_scores(self.old_lines, self.view.lines)
+        return self._scores
 
     def windows(self) -> list[Span]:
         """``fuzzy``: character similarity of windows around old_string's length."""
@@ -249,24 +273,26 @@ class _Fuzzy:
             return self._fragment_windows()
         n = len(self.old_lines)
         total = len(self.view.lines)
-        estimate = similarity.window_means(similarity.best_line_hits(self.matrix), min(n, total))
+        estimate = similarity.window_means(self.scores.best, min(n, total))
         floor = 0.0 if len(estimate) == 0 else float(estimate.max()) - _PREFILTER_SLACK
         starts = sorted(range(len(estimate)), key=lambda i: -float(estimate[i]))
         starts = [i for i in starts[:_MAX_FUZZY_CANDIDATES] if estimate[i] >= floor]
-        spans: list[Span] = []
+        windows: list[tuple[int, int, int]] = []  # (start line, start, end)
         for i in starts:
-            best: Span | None = None
             for size in (n - 1, n, n + 1):
                 if size < 1 or i + size > total:
                     continue
                 start = self.view.offsets[i]
-                end = self.view.block_end(i + size - 1, self.with_newline)
-                score = similarity.ratio(self.old, self.view.text[start:end])
-                if best is None or score > best.score:
-                    best = Span(start, end, score)
-            if best is not None:
-                spans.append(best)
-        return spans
+                windows.append((i, start, self.view.block_end(i + size - 1, self.with_newline)))
+        if not windows:
+            return []
+        # All windows at once: one call, which lets the other threads run meanwhile.
+        scores = similarity.ratios(self.old, [self.view.text[a:b] for _, a, b in windows])
+        best: dict[int, Span] = {}
+        for (i, start, end), score in zip(windows, scores, strict=True):
+            if i not in best or float(score) > best[i].score:
+                best[i] = Span(start, end, float(score))
+        return [best[i] for i in starts if i in best]
 
     def _fragment_windows(self) -> list[Span]:
         lines = self.view.lines
@@ -291,7 +317,7 @@ class _Fuzzy:
         n = len(self.old_lines)
         if n < 2:
             return []
-        means = similarity.block_means(self.matrix)
+        means = self.scores.means
         if len(means) == 0:
             return []
         order = sorted(range(len(means)), key=lambda i: -float(means[i]))

@@ -6,14 +6,13 @@ Similarities are in [0, 1]: the normalised Indel similarity of ``difflib``'s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 from typing import Any
 
 # numpy and rapidfuzz are imported when a tolerant tier first needs them: an
 # exact edit (and the start-up of every ``redline apply``) does without them.
-
-Matrix = Any  # numpy array of shape (len(old_lines), len(file_lines)), values in [0, 1]
 
 
 @cache
@@ -23,19 +22,73 @@ def _fuzz() -> ModuleType:
     return fuzz
 
 
+# Above this many character pairs a comparison goes through ``process.cdist``,
+# which releases the GIL while it works (a direct call holds it): a long
+# comparison must not stall the daemon's other threads.
+_RELEASE_GIL = 1_000_000
+# Cells of the line-similarity matrix computed at once (float32: 4 bytes each).
+_ROWS_AT_ONCE = 4_000_000
+
+
 def ratio(a: str, b: str) -> float:
+    if len(a) * len(b) > _RELEASE_GIL:
+        return float(ratios(a, [b])[0])
     return float(_fuzz().ratio(a, b)) / 100.0
 
 
-def line_matrix(old_lines: list[str], file_lines: list[str]) -> Matrix:
-    """Similarity of every old line with every file line (raw and tab-expanded)."""
+def ratios(a: str, others: list[str]) -> Any:
+    """``ratio(a, b)`` for every ``b`` in ``others`` (a numpy array), without the GIL."""
     import numpy as np
     from rapidfuzz import fuzz, process
 
+    scores = process.cdist([a], others, scorer=fuzz.ratio, dtype=np.float64, workers=1)
+    return scores[0] / 100.0
+
+
+@dataclass(frozen=True)
+class LineScores:
+    """What the fuzzy tiers need of the similarity of every old line with every file line.
+
+    ``best``: for each file line, its best similarity to any old line.
+    ``means``: entry i is the mean similarity of old line k with file line i + k
+    (the block of old_string's line count starting at file line i); empty when
+    the file has fewer lines than old_string.
+    """
+
+    best: Any
+    means: Any
+
+
+def line_scores(old_lines: list[str], file_lines: list[str]) -> LineScores:
+    """Similarity of every old line with every file line (raw and tab-expanded), reduced.
+
+    Computed a group of old lines at a time, so that the whole matrix (old lines
+    x file lines) is never held at once.
+    """
+    import numpy as np
+
     old = [line.rstrip() for line in old_lines]
     new = [line.rstrip() for line in file_lines]
+    tabs = any("\t" in line for line in old) or any("\t" in line for line in new)
+    n, total = len(old), len(new)
+    starts = max(0, total - n + 1)
+    best = np.zeros(total, dtype=np.float32)
+    acc = np.zeros(starts, dtype=np.float32)
+    rows = max(1, _ROWS_AT_ONCE // max(1, total))
+    for r0 in range(0, n, rows):
+        group = _line_matrix(old[r0 : r0 + rows], new, tabs)
+        np.maximum(best, group.max(axis=0), out=best)
+        for k, row in enumerate(group, start=r0):
+            acc += row[k : k + starts]
+    return LineScores(best, acc / np.float32(n) if starts else acc)
+
+
+def _line_matrix(old: list[str], new: list[str], tabs: bool) -> Any:
+    import numpy as np
+    from rapidfuzz import fuzz, process
+
     scores = process.cdist(old, new, scorer=fuzz.ratio, dtype=np.float32, workers=1)
-    if any("\t" in line for line in old) or any("\t" in line for line in new):
+    if tabs:
         expanded = process.cdist(
             [line.expandtabs(4) for line in old],
             [line.expandtabs(4) for line in new],
@@ -43,27 +96,9 @@ def line_matrix(old_lines: list[str], file_lines: list[str]) -> Matrix:
             dtype=np.float32,
             workers=1,
         )
-        scores = np.maximum(scores, expanded)
-    return scores / np.float32(100.0)
-
-
-def block_means(matrix: Matrix) -> Any:
-    """Mean of the diagonal starting at each file line: entry i scores block ``i..i+n``."""
-    import numpy as np
-
-    n, total = matrix.shape
-    starts = total - n + 1
-    if starts <= 0:
-        return np.zeros(0, dtype=np.float32)
-    acc = np.zeros(starts, dtype=np.float32)
-    for k in range(n):
-        acc += matrix[k, k : k + starts]
-    return acc / np.float32(n)
-
-
-def best_line_hits(matrix: Matrix) -> Any:
-    """For each file line, its best similarity to any old line."""
-    return matrix.max(axis=0)
+        np.maximum(scores, expanded, out=scores)
+    scores /= np.float32(100.0)
+    return scores
 
 
 def window_means(values: Any, size: int) -> Any:

@@ -1,9 +1,20 @@
 """Git-mode apply: snapshot, plan, one commit per file group, then publish.
 
-One :class:`SessionApplier` per session, always used from the repository's
-single worker thread. What changed in the worktree comes from gitops.snapshot,
-the evidence is a gitops.notes.Note, the policy's verdict comes from
-engine.policy, and the commits become visible through gitops.publish.
+One :class:`SessionApplier` per session; its requests run one at a time. A
+request has three steps: *prepare* (finish what a crash left, read the
+branch tip, commit the worktree's external changes, load the policy),
+*plan* (run the engine against that snapshot) and *land* (write the objects,
+commit each file group, publish). Preparing and landing read and write the
+repository, so they run where ``on_worker`` runs them — the daemon's one git
+thread (pygit2 objects are not thread-safe) — while planning, the matching
+that can take seconds, runs on the caller's thread and reaches the snapshot
+(and the session's flagged edits) through ``on_worker`` too. Another
+session's request may land in between: landing moves the branch only from
+the tip the plan was made on (a compare-and-swap), so a branch moved
+meanwhile leaves nothing written. What changed in the worktree comes from
+gitops.snapshot, the evidence is a gitops.notes.Note, the policy's verdict
+comes from engine.policy, and the commits become visible through
+gitops.publish.
 
 The verdict is the guard's first line, so nothing the session does may soften
 it: an edit is judged by the policy at the session's base with the rules of the
@@ -19,7 +30,9 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import pygit2
 
@@ -44,15 +57,68 @@ from redline.gitops.worktree import check_path, read_bytes
 from redline.gitops.writer import PLAIN, Writer
 
 Request = EditRequest | PatchRequest
+T = TypeVar("T")
+
+
+class OnWorker(Protocol):
+    """Runs a step on the git thread and returns its value (the daemon's worker)."""
+
+    def __call__(self, step: Callable[[], T]) -> T: ...
+
+
+def here(step: Callable[[], T]) -> T:
+    """Run ``step`` on this thread (a caller that is the git thread itself)."""
+    return step()
+
+
+@dataclass(frozen=True)
+class _Content:
+    """A file's planned bytes, written as a blob when the request lands."""
+
+    data: bytes
+    mode: int
 
 
 @dataclass
 class _Group:
     paths: list[str]
-    files: dict[str, Entry | None]
+    files: dict[str, Entry | _Content | None]
     note: Note
     message: str
     carried: list[dict[str, str]] = field(default_factory=list)  # from earlier flagged edits
+
+
+@dataclass
+class _Prepared:
+    """What the prepare step read and committed, for planning and landing."""
+
+    request_id: str
+    tip_before: pygit2.Oid  # the branch tip the request starts from
+    tip: pygit2.Oid  # ... after the external changes' commit, if any
+    tree: pygit2.Tree
+    external: dict[str, Entry | None]
+    chain: list[tuple[pygit2.Oid, _Group]] = field(default_factory=list)
+    refused: Result | None = None  # the policy does not load: nothing is planned
+
+
+class _OnWorker:
+    """The snapshot, read on the git thread from a planning thread (see the module doc)."""
+
+    def __init__(self, snapshot: TreeSnapshot, on_worker: OnWorker) -> None:
+        self.snapshot = snapshot
+        self.on_worker = on_worker
+
+    def relative(self, path: str) -> str:
+        return self.snapshot.relative(path)
+
+    def read(self, path: str) -> bytes | None:
+        return self.on_worker(lambda: self.snapshot.read(path))
+
+    def is_dir(self, path: str) -> bool:
+        return self.on_worker(lambda: self.snapshot.is_dir(path))
+
+    def mode(self, path: str) -> int | None:
+        return self.on_worker(lambda: self.snapshot.mode(path))
 
 
 class SessionApplier:
@@ -86,59 +152,76 @@ class SessionApplier:
 
     # -- the request -------------------------------------------------------------
 
-    def apply(self, request: Request, model: str | None = None, dry_run: bool = False) -> Result:
+    def apply(
+        self,
+        request: Request,
+        model: str | None = None,
+        dry_run: bool = False,
+        on_worker: OnWorker = here,
+    ) -> Result:
+        """Prepare and land through ``on_worker``, plan on this thread (see the module doc)."""
+        targets = _target_paths(self.root, request)
+        prepared = on_worker(lambda: self._prepare(targets, dry_run))
+        published = False
+        try:
+            if prepared.refused is not None:
+                return prepared.refused
+            snapshot = _OnWorker(TreeSnapshot(self.repo, prepared.tree, self.root), on_worker)
+            result, groups = self._plan(request, snapshot, prepared.request_id, model)
+            result.session = self.session.name
+            result.dry_run = dry_run
+            if dry_run:
+                return result
+            result, published = on_worker(lambda: self._land(prepared, snapshot, result, groups))
+            return result
+        finally:
+            if prepared.external and not published:
+                # Not committed this time (a dry run, a refusal, an error): the next
+                # snapshot must look at these paths again.
+                for path in prepared.external:
+                    self.dirty.add(path)
+
+    def _prepare(self, targets: list[str], dry_run: bool) -> _Prepared:
+        """On the git thread: the tip to plan on, with the external changes committed."""
         if self.publisher.pending():
             # A request that landed but could not finish (or a crash): finish it first,
             # so that the worktree matches the branch before it is read.
             self.publisher.recover()
         tip, tree = self._tip()
         self.flagged.sync(tip)
-        external = self._external_changes(tree, _target_paths(self.root, request))
-        published = False
+        external = self._external_changes(tree, targets)
+        prepared = _Prepared(secrets.token_hex(6), tip, tip, tree, external)
         try:
-            result, published = self._apply(request, model, dry_run, tip, tree, external)
-        finally:
-            if external and not published:
-                # Not committed this time (a dry run, a refusal, an error): the next
-                # snapshot must look at these paths again.
-                for path in external:
-                    self.dirty.add(path)
-        return result
+            external_group = None
+            if external and not dry_run:
+                external_group = self._external_group(prepared.request_id, external, tree)
+                prepared.tip, prepared.tree = self._commit(tip, tree, external_group)
+                prepared.chain.append((prepared.tip, external_group))
+            try:
+                self._policy = self._judging_policy(prepared.tree)
+            except RedlineError as exc:
+                refused = Result("rejected", error=f"{exc} — no edit is applied until it is fixed")
+                refused.session = self.session.name
+                prepared.refused = refused
+                return prepared
+            if external_group is not None:
+                external_group.note.policy = self._verdict(
+                    self._judge(external_group.note.operations) + external_group.carried
+                )
+        except BaseException:
+            for path in external:
+                self.dirty.add(path)
+            raise
+        return prepared
 
-    def _apply(
-        self,
-        request: Request,
-        model: str | None,
-        dry_run: bool,
-        tip: pygit2.Oid,
-        tree: pygit2.Tree,
-        external: dict[str, Entry | None],
+    def _land(
+        self, prepared: _Prepared, snapshot: _OnWorker, result: Result, planned: list[_Group]
     ) -> tuple[Result, bool]:
-        """The result, and whether the external changes were committed."""
-        request_id = secrets.token_hex(6)
-        tip_before = tip
-        chain: list[tuple[pygit2.Oid, _Group]] = []
-        external_group = None
-        if external and not dry_run:
-            external_group = self._external_group(request_id, external, tree)
-            tip, tree = self._commit(tip, tree, external_group)
-            chain.append((tip, external_group))
-        snapshot = TreeSnapshot(self.repo, tree, self.root)
-        try:
-            self._policy = self._judging_policy(tree)
-        except RedlineError as exc:
-            refused = Result("rejected", error=f"{exc} — no edit is applied until it is fixed")
-            refused.session = self.session.name
-            return refused, False
-        if external_group is not None:
-            external_group.note.policy = self._verdict(
-                self._judge(external_group.note.operations) + external_group.carried
-            )
-        result, groups = self._plan(request, snapshot, request_id, model)
-        result.session = self.session.name
-        result.dry_run = dry_run
-        if dry_run:
-            return result, False
+        """On the git thread: commit the groups and publish; the result, and whether the
+        external changes were committed."""
+        tip, tree = prepared.tip, prepared.tree
+        chain = list(prepared.chain)
+        groups = [self._stored(group) for group in planned]
         for group in groups:
             tip, tree = self._commit(tip, tree, group)
             chain.append((tip, group))
@@ -147,7 +230,7 @@ class SessionApplier:
         if groups:
             if self.before_write is not None:
                 self.before_write()
-            moved = self._changed_on_disk(snapshot, groups)
+            moved = self._changed_on_disk(snapshot.snapshot, groups)
             if moved is not None:
                 # Publish the external commit alone; the edit is not applied.
                 chain = [c for c in chain if c[1].note.source == "external"]
@@ -158,9 +241,11 @@ class SessionApplier:
                     return result, False
         files: dict[str, Entry | None] = {}
         for group in groups:
-            files.update(group.files)
+            files.update(_entries(group))
         landings = [Landing(oid, g.note.to_json()) for oid, g in chain]
-        unfinished = self.publisher.publish(request_id, tip_before, landings, files, external)
+        unfinished = self.publisher.publish(
+            prepared.request_id, prepared.tip_before, landings, files, prepared.external
+        )
         self.flagged.learned([(landing.oid, landing.note) for landing in landings])
         if unfinished is not None:
             result.hint = unfinished
@@ -169,6 +254,16 @@ class SessionApplier:
             for oid, g in chain
         ]
         return result, True
+
+    def _stored(self, group: _Group) -> _Group:
+        """``group`` with its planned contents written as blobs."""
+        files: dict[str, Entry | _Content | None] = {
+            path: Entry(write_blob(self.repo, f.data, self.writer), f.mode)
+            if isinstance(f, _Content)
+            else f
+            for path, f in group.files.items()
+        }
+        return _Group(group.paths, files, group.note, group.message, group.carried)
 
     def _tip(self) -> tuple[pygit2.Oid, pygit2.Tree]:
         target = notes.ref_target(self.repo, self.session.branch)
@@ -249,10 +344,11 @@ class SessionApplier:
             f"Changes made in session {self.session.name} by other tools, committed before "
             f"redline's next edit.\n\n" + "\n".join(f"  {p}" for p in paths[:50])
         )
-        return _Group(paths, changes, note, message + f"\n\nRedline-Edit: {edit}\n", carried)
+        files: dict[str, Entry | _Content | None] = dict(changes)
+        return _Group(paths, files, note, message + f"\n\nRedline-Edit: {edit}\n", carried)
 
     def _plan(
-        self, request: Request, snapshot: TreeSnapshot, request_id: str, model: str | None
+        self, request: Request, snapshot: _OnWorker, request_id: str, model: str | None
     ) -> tuple[Result, list[_Group]]:
         if isinstance(request, EditRequest):
             return self._plan_edit(request, snapshot, request_id, model)
@@ -265,7 +361,9 @@ class SessionApplier:
         for plan_group in outcome.plan.applied:
             if not plan_group.changes:
                 continue
-            files = {c.path: self._entry(snapshot, c) for c in plan_group.changes}
+            files: dict[str, Entry | _Content | None] = {
+                c.path: _content(snapshot, c) for c in plan_group.changes
+            }
             hunks = [h for h in result.hunks if h.path in plan_group.paths]
             operations = [
                 NoteOperation.matched(
@@ -301,7 +399,7 @@ class SessionApplier:
         return result, groups
 
     def _plan_edit(
-        self, request: EditRequest, snapshot: TreeSnapshot, request_id: str, model: str | None
+        self, request: EditRequest, snapshot: _OnWorker, request_id: str, model: str | None
     ) -> tuple[Result, list[_Group]]:
         try:
             path = check_path(self.root, request.path)
@@ -320,16 +418,17 @@ class SessionApplier:
         result = outcome.result
         if outcome.data is None:
             return result, []
-        mode = snapshot.mode(path) or FILE
-        entry = Entry(write_blob(self.repo, outcome.data, self.writer), mode)
+        content = _Content(outcome.data, snapshot.mode(path) or FILE)
         operations = [
             NoteOperation.matched(
                 path, "edit", m.match_type, m.confidence, m.start_line, m.end_line, m.matched_text
             )
             for m in result.matches
         ]
+        after = outcome.data
         verdict = self._judge(operations) + [
-            carried_flag(path, e) for e in self.flagged.rewritten_by(path, data, outcome.data)
+            carried_flag(path, e)
+            for e in snapshot.on_worker(lambda: self.flagged.rewritten_by(path, data, after))
         ]
         if verdict and self._policy.action == "reject":
             refused = Result("rejected", path=path, error=_rejection(verdict))
@@ -346,7 +445,7 @@ class SessionApplier:
         kind = f"{result.match_type} {result.confidence}" if result.match_type else "edit"
         message = f"redline: edit {path} ({kind})"
         body = f"{message}\n\nApplied by redline session {self.session.name} (edit)."
-        return result, [_Group([path], {path: entry}, note, f"{body}\n\nRedline-Edit: {edit}\n")]
+        return result, [_Group([path], {path: content}, note, f"{body}\n\nRedline-Edit: {edit}\n")]
 
     def _judge(self, operations: list[NoteOperation]) -> list[dict[str, str]]:
         """The guard rules these operations break (none: they pass)."""
@@ -356,7 +455,7 @@ class SessionApplier:
         ]
 
     def _carried(
-        self, snapshot: TreeSnapshot, changes: tuple[FileChange, ...]
+        self, snapshot: _OnWorker, changes: tuple[FileChange, ...]
     ) -> list[dict[str, str]]:
         """The flags a patch's changes carry over from earlier flagged edits whose lines
         they rewrite. A moved file is compared with its source; a deleted one takes its
@@ -369,10 +468,8 @@ class SessionApplier:
             if change.before is None and change.origin and change.origin != change.path:
                 source = change.origin
             before = change.before if source == change.path else snapshot.read(source)
-            found += [
-                carried_flag(change.path, e)
-                for e in self.flagged.rewritten_by(source, before, change.after)
-            ]
+            rewritten = partial(self.flagged.rewritten_by, source, before, change.after)
+            found += [carried_flag(change.path, e) for e in snapshot.on_worker(rewritten)]
         return found
 
     def _verdict(self, verdict: list[dict[str, str]]) -> Verdict:
@@ -384,14 +481,6 @@ class SessionApplier:
         note.policy = self._verdict(verdict)
         if verdict:
             result.flags = [*result.flags, *verdict]
-
-    def _entry(self, snapshot: TreeSnapshot, change: FileChange) -> Entry | None:
-        if change.after is None:
-            return None
-        mode = snapshot.mode(change.origin or change.path) or FILE
-        if mode == LINK:
-            mode = FILE
-        return Entry(write_blob(self.repo, change.after, self.writer), mode)
 
     def _note(
         self,
@@ -409,7 +498,7 @@ class SessionApplier:
     def _commit(
         self, parent: pygit2.Oid, tree: pygit2.Tree, group: _Group
     ) -> tuple[pygit2.Oid, pygit2.Tree]:
-        new_tree = with_entries(self.repo, tree, group.files)
+        new_tree = with_entries(self.repo, tree, _entries(group))
         sig = signature(self.repo)
         oid = write_commit(self.repo, new_tree, [parent], sig, sig, group.message, self.writer)
         built = self.repo[new_tree]
@@ -423,6 +512,24 @@ class SessionApplier:
                 if read_bytes(self.root, path) != snapshot.read(path):
                     return path
         return None
+
+
+def _content(snapshot: _OnWorker, change: FileChange) -> _Content | None:
+    if change.after is None:
+        return None
+    mode = snapshot.mode(change.origin or change.path) or FILE
+    if mode == LINK:
+        mode = FILE
+    return _Content(change.after, mode)
+
+
+def _entries(group: _Group) -> dict[str, Entry | None]:
+    """The group's files as tree entries (its contents stored, see ``_stored``)."""
+    entries: dict[str, Entry | None] = {}
+    for path, f in group.files.items():
+        assert not isinstance(f, _Content), "stored before it is committed"
+        entries[path] = f
+    return entries
 
 
 def _rejection(verdict: list[dict[str, str]]) -> str:

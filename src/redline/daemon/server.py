@@ -1,4 +1,4 @@
-"""The Unix-socket JSON-RPC server: framing, peer checks, dispatch to the worker.
+"""The Unix-socket JSON-RPC server: framing, peer checks, dispatch to the threads.
 
 Framing (see :mod:`redline.daemon.protocol`): one message per line, at most
 ``MAX_MESSAGE`` bytes before its newline. Every complete line is answered,
@@ -7,6 +7,14 @@ once its newline arrives (reading resumes after it), a line that is not JSON,
 too deep or not a request with its JSON-RPC error, and a last line the client
 sent without a newline before closing its side as if it had one. A failure
 inside the server is answered as an internal error; the connection goes on.
+
+Where each method runs (:data:`_PLACES`): ``hello`` on the event loop, at
+once; ``apply`` on a planning thread, whose steps that read or write the
+repository go to the one git worker (``Service.apply``), so that matching —
+seconds for a large tolerant request — never holds up ``hello``, another
+session or the worker; every other method on the git worker. Requests of one
+session (``apply``, ``session.close``) are served one at a time, in the order
+they came (:meth:`Server._in_turn`).
 """
 
 from __future__ import annotations
@@ -16,12 +24,13 @@ import contextlib
 import logging
 import os
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from redline.daemon import protocol
 from redline.daemon.peer import peer_uid
@@ -35,6 +44,12 @@ BACKLOG = 1024
 QUIET_DELAY = 1.0  # seconds without apply or approve before the idle-time upkeep
 REFUSAL_GRACE = 1.0  # seconds a refused client has to take its answer
 STOP_GRACE = 5.0  # seconds a stopping daemon waits for a client to take its last answer
+PLANNERS = 8  # requests matched at once, each in its own session
+# Where a method runs; any other runs on the git worker.
+_PLACES = {"hello": "loop", "apply": "planner"}
+# The parameter naming the session of a method whose requests go one at a time.
+_SESSION_OF = {"apply": "session", "session.close": "name"}
+T = TypeVar("T")
 
 
 @dataclass
@@ -49,7 +64,14 @@ class Server:
         self.socket_path = socket_path
         self.idle_timeout = idle_timeout
         # pygit2 objects are not thread-safe: all git work runs on this one thread.
-        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="redline-git")
+        self._on_git = threading.local()
+        self.worker = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="redline-git", initializer=self._mark_git_thread
+        )
+        # Matching runs beside it, one planning thread per request being matched.
+        self.planners = ThreadPoolExecutor(max_workers=PLANNERS, thread_name_prefix="redline-plan")
+        service.on_worker = self.on_worker
+        self._turns: dict[str, tuple[asyncio.Lock, list[int]]] = {}
         self._methods: dict[str, Callable[[dict[str, Any]], Any]] = {
             "hello": service.hello,
             "session.open": service.session_open,
@@ -67,6 +89,46 @@ class Server:
 
     async def run_on_worker(self, fn: Callable[[], Any]) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.worker, fn)
+
+    def _mark_git_thread(self) -> None:
+        self._on_git.here = True
+
+    def on_worker(self, step: Callable[[], T]) -> T:
+        """Run a step of a planning thread's request on the git worker, and wait for it
+        (on the worker itself, run it there and then)."""
+        if getattr(self._on_git, "here", False):
+            return step()
+        return self.worker.submit(self.service.step, step).result()
+
+    async def _dispatch(
+        self, method: str, handler: Callable[[dict[str, Any]], Any], params: dict[str, Any]
+    ) -> Any:
+        """Run ``handler`` where ``method`` belongs (see the module docstring)."""
+        place = _PLACES.get(method, "git")
+        if place == "loop":
+            return handler(params)
+        session = params.get(_SESSION_OF.get(method, ""))
+        async with self._in_turn(session if isinstance(session, str) else None):
+            if place == "planner":
+                loop = asyncio.get_running_loop()
+                return await loop.run_in_executor(self.planners, handler, params)
+            return await self.run_on_worker(lambda: self.service.call(handler, params))
+
+    @contextlib.asynccontextmanager
+    async def _in_turn(self, session: str | None) -> AsyncIterator[None]:
+        """Wait for the requests of ``session`` that came before (asyncio's locks are fair)."""
+        if session is None:
+            yield
+            return
+        lock, users = self._turns.setdefault(session, (asyncio.Lock(), [0]))
+        users[0] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                del self._turns[session]
 
     async def serve(self) -> None:
         self._stopping = asyncio.Event()
@@ -93,6 +155,7 @@ class Server:
             await idle
         if self._upkeep is not None:
             self._upkeep.cancel()
+        self.planners.shutdown(wait=True)  # first: they hand steps to the worker
         self.worker.shutdown(wait=True)
         log.info("stopped")
 
@@ -226,7 +289,7 @@ class Server:
                 f"{method!r}; known: {known}",
             )
         try:
-            result = await self.run_on_worker(lambda: self.service.call(handler, params))
+            result = await self._dispatch(method, handler, params)
         except Exception as exc:  # every failure is answered; the daemon stays up
             err: RpcError = error_for(exc)
             return (

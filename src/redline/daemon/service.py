@@ -1,4 +1,11 @@
-"""What the daemon does for each method, on the repository's one worker thread."""
+"""What the daemon does for each method.
+
+Every method runs on the repository's one git worker thread, except ``hello``
+(answered by the server itself) and ``apply``, which runs on a planning
+thread and hands the steps that read or write the repository to the worker
+(:attr:`Service.on_worker`): only those wait for one another, never for
+another session's matching.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from redline import __version__
 from redline.daemon import protocol
@@ -18,7 +25,7 @@ from redline.engine.hints import FailureHints
 from redline.engine.result import Result
 from redline.gitops import history
 from redline.gitops import session as sessions
-from redline.gitops.apply import SessionApplier
+from redline.gitops.apply import OnWorker, SessionApplier, here
 from redline.gitops.errors import SessionError
 from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects
 from redline.gitops.repo import main_repository
@@ -29,10 +36,11 @@ from redline.hooks import ledger
 from redline.hooks.config import policy_from_tree
 
 log = logging.getLogger("redline.daemon")
+T = TypeVar("T")
 
 
 class Service:
-    """One repository's sessions; every method runs on the worker thread."""
+    """One repository's sessions; every method but ``apply`` runs on the git worker."""
 
     def __init__(
         self,
@@ -55,6 +63,9 @@ class Service:
         self._hints: dict[str, FailureHints] = {}
         self.on_session_open: Callable[[SessionApplier], None] = lambda applier: None
         self.on_session_close: Callable[[str], None] = lambda name: None
+        # Runs a step of ``apply`` on the git worker through :meth:`step` (the server
+        # sets it); by default on the calling thread, for a caller that is the worker.
+        self.on_worker: OnWorker = here
 
     @property
     def repo_dir(self) -> str:
@@ -112,9 +123,14 @@ class Service:
 
     def call(self, method: Callable[[dict[str, Any]], Any], params: dict[str, Any]) -> Any:
         """Run one method; the objects it wrote are on disk before it answers."""
+        return self.step(lambda: method(params))
+
+    def step(self, work: Callable[[], T]) -> T:
+        """Run a method or a step of ``apply`` on the worker: the objects it wrote are
+        on disk when it returns."""
         with self.spares.serving():
             try:
-                return method(params)
+                return work()
             finally:
                 self.writer.flush()
                 if self.staged.written >= CONSOLIDATE_AFTER:
@@ -179,11 +195,13 @@ class Service:
         return {"name": name, "closed": True}
 
     def apply(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Runs on a planning thread (or the worker, with ``on_worker`` left as it is);
+        the requests of one session come one at a time (the server sees to it)."""
         from redline.tools.schema import parse_request
 
         name = _required_str(params, "session")
         request_obj = params.get("request")
-        applier = self.applier(name)
+        applier = self.on_worker(lambda: self.applier(name))
         try:
             request, turn = parse_request(request_obj)
         except RequestError as exc:
@@ -196,7 +214,9 @@ class Service:
             # relative to it, './a.py' as 'a.py'.
             request = replace(request, path=request_path(applier.root, request.path))
         model = request_obj.get("model") if isinstance(request_obj, dict) else None
-        result = applier.apply(request, model, dry_run=bool(params.get("dry_run", False)))
+        result = applier.apply(
+            request, model, dry_run=bool(params.get("dry_run", False)), on_worker=self.on_worker
+        )
         if isinstance(request, EditRequest):
             self._hints.setdefault(name, FailureHints()).observe(request.path, turn, result)
         return result.to_dict()

@@ -14,6 +14,7 @@ import queue
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -1174,3 +1175,40 @@ def test_paths_into_any_git_directory_stay_refused(root: Path, tmp_path: Path) -
         assert (code, result["status"]) == (2, "invalid"), section
         assert "inside a .git directory" in result["error"], section
     assert snapshot(tmp_path) == before
+
+
+# --- the tolerant budget -----------------------------------------------------------
+
+
+def test_a_request_past_the_tolerant_budget_is_refused_at_once(
+    root: Path, env: dict[str, str]
+) -> None:
+    """A 100 KB old_string with a slip against a 1.4 MB file: minutes of tolerant
+    matching before the budget (110 s measured); now a refusal that says what to send."""
+    lines = [f"    value_{i} = compute(alpha_{i}, beta_{i % 7})\n" for i in range(28_000)]
+    big = "".join(lines).encode()
+    (root / "big.py").write_bytes(big)
+    block = "".join(lines[10_000:12_000])
+    old = block.replace("compute(alpha_11000", "compte(alpha_11000")
+    new = block.replace("alpha_11000", "ALPHA_11000")
+    payload = json.dumps(request("big.py", old_string=old, new_string=new)).encode()
+    started = time.monotonic()
+    proc = run(root, payload, env)
+    assert time.monotonic() - started < 30  # a process start, and a refusal
+    assert proc.returncode == 1
+    [result] = results_of(proc)
+    assert result["status"] == "no_match"
+    assert result["error"].startswith(
+        "old_string not found in file exactly, and too large for tolerant matching: "
+        "send the exact text or a smaller block (old_string: "
+        f"{len(old):,} characters in 2,000 lines; the file: {len(big):,} characters in "
+        "28,000 lines; matching them with tolerance would take about "
+    )
+    assert result["error"].endswith("character comparisons, and the limit is 1.0e11)")
+    assert (root / "big.py").read_bytes() == big
+    # The exact text of the same block, as the message advises, applies.
+    exact = json.dumps(request("big.py", old_string=block, new_string=new)).encode()
+    [result] = results_of(run(root, exact, env))
+    assert result["status"] == "applied"
+    assert result["match_type"] == "exact"
+    assert (root / "big.py").read_bytes() == big.replace(block.encode(), new.encode())

@@ -13,8 +13,11 @@ import json
 import os
 import stat
 import subprocess
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -31,12 +34,16 @@ from gitmode_fixtures import (
     trailer,
     write,
 )
+from redline.gitops import apply as apply_module
 from redline.gitops.apply import SessionApplier
+from redline.gitops.errors import RefMoved
 from redline.gitops.repo import main_repository
 from redline.gitops.session import Session, open_session
+from redline.gitops.snapshot import TreeSnapshot
 from redline.tools.schema import parse_request
 
 BRANCH = "redline/s"
+T = TypeVar("T")
 NOTE_FIELDS = {"path", "op", "match_type", "confidence", "start_line", "end_line"}
 EVIDENCE = NOTE_FIELDS | {"matched_sha256", "matched_preview"}
 
@@ -437,6 +444,86 @@ def test_changed_after_planning_still_publishes_the_external_commit(
     assert note_of(repo, external["commit"])["source"] == "external"
     assert (wt / "a.py").read_text() == "concurrent\n"
     assert porcelain(wt) == " M a.py\n"  # the concurrent change, for the next request
+
+
+# --- planning beside the git thread ----------------------------------------------------------
+
+
+class GitThread:
+    """An ``on_worker`` as the daemon's: every step on one other thread, waited for."""
+
+    def __init__(self) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=1)
+        self.thread = self.pool.submit(threading.current_thread).result()
+
+    def __call__(self, step: Callable[[], T]) -> T:
+        return self.pool.submit(step).result()
+
+
+def test_matching_runs_on_the_callers_thread_and_git_on_the_git_thread(
+    repo: Path, session: tuple[SessionApplier, Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    applier, s = session
+    seen: dict[str, set[threading.Thread]] = {"engine": set(), "git": set()}
+    real_edit, real_patch, real_read = (
+        apply_module.apply_edit,
+        apply_module.apply_patch,
+        (TreeSnapshot.read),
+    )
+
+    def engine_edit(*args: Any) -> Any:
+        seen["engine"].add(threading.current_thread())
+        return real_edit(*args)
+
+    def engine_patch(*args: Any) -> Any:
+        seen["engine"].add(threading.current_thread())
+        return real_patch(*args)
+
+    def read(self: TreeSnapshot, path: str) -> bytes | None:
+        seen["git"].add(threading.current_thread())
+        return real_read(self, path)
+
+    monkeypatch.setattr(apply_module, "apply_edit", engine_edit)
+    monkeypatch.setattr(apply_module, "apply_patch", engine_patch)
+    monkeypatch.setattr(TreeSnapshot, "read", read)
+    git_thread = GitThread()
+    write(Path(s.worktree) / "c.txt", "changed by a tool\n")  # an external commit too
+    first = apply(applier, edit("a.py", "'Hello, ' + name", "'Hi, ' + name"), on_worker=git_thread)
+    body = "*** Update File: b.py\n@@\n-VALUE = 1\n+VALUE = 2\n*** Add File: new.txt\n+new\n"
+    second = apply(applier, patch(body), on_worker=git_thread)
+    assert first["status"] == second["status"] == "applied"
+    assert [c["source"] for c in first["commits"]] == ["external", "agent"]
+    assert seen == {"engine": {threading.current_thread()}, "git": {git_thread.thread}}
+    assert git(repo, "show", f"{BRANCH}:b.py") == "VALUE = 2\n"
+    assert porcelain(Path(s.worktree)) == ""
+    assert_fsck_clean(repo)
+
+
+def test_a_branch_moved_while_planning_leaves_nothing_written(
+    repo: Path, session: tuple[SessionApplier, Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    applier, s = session
+    wt = Path(s.worktree)
+    real_edit = apply_module.apply_edit
+    moved: list[str] = []
+
+    def meanwhile(*args: Any) -> Any:
+        # Another process commits on the session's branch while the edit is matched.
+        git(wt, "commit", "-q", "--allow-empty", "-m", "elsewhere")
+        moved.append(rev(repo, BRANCH))
+        return real_edit(*args)
+
+    monkeypatch.setattr(apply_module, "apply_edit", meanwhile)
+    notes_before = git(repo, "for-each-ref", "refs/notes/")
+    with pytest.raises(RefMoved):
+        apply(applier, edit("a.py", "'Hello, ' + name", "'Hi, ' + name"), on_worker=GitThread())
+    assert rev(repo, BRANCH) == moved[0]
+    assert git(repo, "for-each-ref", "refs/notes/") == notes_before
+    assert "'Hello, ' + name" in (wt / "a.py").read_text()
+    assert not applier.publisher.pending()
+    monkeypatch.setattr(apply_module, "apply_edit", real_edit)
+    again = apply(applier, edit("a.py", "'Hello, ' + name", "'Hi, ' + name"))
+    assert again["status"] == "applied"
 
 
 # --- notes -------------------------------------------------------------------------------

@@ -206,3 +206,15 @@ def test_the_diagnosis_lists_differing_lines_only_within_the_budget() -> None:
     bounded = not_found(view, old, nearest, limit=0)
     assert "these lines differ" not in bounded
     assert "Re-read that region (offset=5, limit=3)" in bounded
+
+
+def test_an_edit_request_may_carry_another_limit() -> None:
+    text = code(50)
+    old = with_slip(code(3, start=20))
+    new = old.replace("gamma=21", "gamma=0")
+    assert edit(text, old, new).result.status == "applied"
+    request = EditRequest("big.py", (EditItem(old, new),), limit=1000)
+    refused = apply_edit(text.encode(), request).result
+    assert refused.status == "no_match"
+    assert refused.error is not None and TOO_LARGE in refused.error
+    assert "the limit is 1.0e3" in refused.error

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
 
-from redline.engine import invisible, newlines
+from redline.engine import budget, invisible, newlines
 from redline.engine.budget import TooLarge
 from redline.engine.decode import Decoded, decode
 from redline.engine.diagnose import NOT_FOUND, not_found
@@ -43,6 +43,7 @@ class EditRequest:
     edits: tuple[EditItem, ...]
     batch: bool = False  # given as ``edits`` (exact-only rules) rather than one edit
     threshold: float = DEFAULT_THRESHOLD
+    limit: int = budget.LIMIT  # the tolerant tiers' budget (engine.budget)
 
 
 @dataclass
@@ -139,7 +140,7 @@ def apply_edit(data: bytes, request: EditRequest) -> EditOutcome:
     if request.batch:
         result, replacements = _batch(view, items)
     else:
-        result, replacements = _single(view, items[0], request.threshold)
+        result, replacements = _single(view, items[0], request.threshold, request.limit)
     result.path = request.path
     result.cleaned = cleaned
     if not replacements:
@@ -147,15 +148,17 @@ def apply_edit(data: bytes, request: EditRequest) -> EditOutcome:
     return _write(decoded, view, endings, replacements, result, request.path)
 
 
-def _single(view: FileView, item: EditItem, threshold: float) -> tuple[Result, list[_Replacement]]:
+def _single(
+    view: FileView, item: EditItem, threshold: float, limit: int
+) -> tuple[Result, list[_Replacement]]:
     try:
         _check_item(item)
         if item.old_string == item.new_string:
             raise _Refused("invalid", IDENTICAL)
         if item.replace_all:
-            replacements = _replace_all(view, item, threshold)
+            replacements = _replace_all(view, item, threshold, limit)
         else:
-            replacements = [_locate(view, item, threshold)]
+            replacements = [_locate(view, item, threshold, limit)]
     except _AlreadyApplied:
         return Result("no_change", hint=ALREADY_APPLIED), []
     except _Refused as refused:
@@ -175,9 +178,9 @@ def _check_item(item: EditItem) -> None:
         )
 
 
-def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
+def _locate(view: FileView, item: EditItem, threshold: float, limit: int) -> _Replacement:
     old = item.old_string
-    chain = match_chain(view, old, threshold, new=item.new_string)
+    chain = match_chain(view, old, threshold, new=item.new_string, limit=limit)
     if chain.too_large is not None:
         escaped = _escaped(view.text, item)
         if escaped is not None:
@@ -194,7 +197,7 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
         if escaped is not None:
             return escaped
     if chain.match_type is None:
-        raise _Refused("no_match", not_found(view, old, chain.nearest))
+        raise _Refused("no_match", not_found(view, old, chain.nearest, limit=limit))
     if len(chain.spans) > 1:
         matches = [_describe(view, s, chain.match_type) for s in chain.spans]
         raise _Refused("ambiguous", _ambiguous(chain.match_type, matches), matches)
@@ -224,11 +227,13 @@ def _locate(view: FileView, item: EditItem, threshold: float) -> _Replacement:
         )
     except TooDifferent:
         # More than one line really differs: the nearest block is another block.
-        raise _Refused("no_match", not_found(view, old, span)) from None
+        raise _Refused("no_match", not_found(view, old, span, limit=limit)) from None
     except MergeConflict as conflict:
         # The edit changes text that differs in the file: someone changed it
         # since it was read. Say so instead of guessing.
-        raise _Refused("no_match", not_found(view, old, span, conflict=conflict)) from None
+        raise _Refused(
+            "no_match", not_found(view, old, span, conflict=conflict, limit=limit)
+        ) from None
     if landed == "unless_no_change" and adapted != matched:
         raise _retry_or_not(view, item, chain)
     return _Replacement(span, adapted, chain.match_type)
@@ -330,7 +335,9 @@ def _ambiguous(match_type: str, matches: list[Match]) -> str:
     )
 
 
-def _replace_all(view: FileView, item: EditItem, threshold: float) -> list[_Replacement]:
+def _replace_all(
+    view: FileView, item: EditItem, threshold: float, limit: int
+) -> list[_Replacement]:
     old = item.old_string
     spans: list[Span] = []
     pos = view.text.find(old)
@@ -339,11 +346,11 @@ def _replace_all(view: FileView, item: EditItem, threshold: float) -> list[_Repl
         pos = view.text.find(old, pos + len(old))
     if spans:
         return [_Replacement(s, item.new_string, "exact") for s in spans]
-    chain = match_chain(view, old, threshold)
+    chain = match_chain(view, old, threshold, limit=limit)
     if chain.too_large is not None:
         raise _Refused("no_match", f"{NOT_FOUND} exactly, and {chain.too_large.message}")
     if chain.match_type is None:
-        raise _Refused("no_match", not_found(view, old, chain.nearest))
+        raise _Refused("no_match", not_found(view, old, chain.nearest, limit=limit))
     matches = [_describe(view, s, chain.match_type) for s in chain.spans]
     where = ", ".join(str(m.start_line) for m in matches)
     raise _Refused(

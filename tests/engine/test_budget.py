@@ -48,8 +48,13 @@ def test_a_one_line_old_string_is_priced_by_the_lines_it_is_aligned_in() -> None
     fragment = "compute(alpha_5, beta_5)"
     short_lines = code(1000)
     one_long_line = short_lines.replace("\n", " ")
+
+    def alignments(text: str) -> int:
+        passes = budget.PASS_WEIGHT * budget.size(text) + budget.size(fragment) * budget.size("")
+        return estimate(fragment, text) - passes
+
     # Aligned inside each line: a long line costs far more than many short ones.
-    assert estimate(fragment, one_long_line) > 5 * estimate(fragment, short_lines)
+    assert alignments(one_long_line) > 10 * alignments(short_lines)
 
 
 def test_an_old_string_too_short_for_the_fuzzy_tiers_costs_only_the_passes() -> None:

@@ -191,3 +191,17 @@ def typo_variants(line: str) -> list[str]:
         if swapped != line:
             variants.append(swapped)
     return variants
+
+
+def code(lines: int, start: int = 0) -> str:
+    """Code-like lines, each one different (for large tolerant requests)."""
+    return "".join(
+        f"    value_{i} = compute(alpha_{i}, beta_{i % 7}, gamma={i})\n"
+        for i in range(start, start + lines)
+    )
+
+
+def with_slip(text: str) -> str:
+    """:func:`code` text with one character dropped in its middle: only the fuzzy tier finds it."""
+    middle = text.index("compute", len(text) // 2)
+    return text[:middle] + text[middle + 1 :]

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from gitmode_fixtures import GitMode, commit_records, rev
+from perturbations import code, with_slip
 from redline.daemon.client import Client
 from redline.engine.budget import TOO_LARGE
 
@@ -27,19 +28,6 @@ BLOCK = 300  # lines of each large tolerant request: a few seconds of matching b
 SLOW_REQUESTS = 3
 FAST = 0.100  # seconds: what "answers at once" means
 PROBE_EVERY = 0.05
-
-
-def code(lines: int, start: int = 0) -> str:
-    return "".join(
-        f"    value_{i} = compute(alpha_{i}, beta_{i % 7}, gamma={i})\n"
-        for i in range(start, start + lines)
-    )
-
-
-def with_slip(text: str) -> str:
-    """``text`` with one character dropped in its middle: only the fuzzy tier finds it."""
-    middle = text.index("compute", len(text) // 2)
-    return text[:middle] + text[middle + 1 :]
 
 
 def tolerant_request(n: int) -> dict[str, Any]:

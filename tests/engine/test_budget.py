@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from perturbations import code, with_slip
 from redline.engine import budget
 from redline.engine.budget import LIMIT, TOO_LARGE, estimate
 from redline.engine.diagnose import not_found
@@ -13,21 +14,6 @@ from redline.engine.edit import EditItem, EditOutcome, EditRequest, apply_edit
 from redline.engine.hunks import HunkError, apply_hunks
 from redline.engine.match import FileView, Span, match_chain
 from redline.engine.patch_parse import Hunk, HunkLine
-
-
-def code(lines: int, start: int = 0) -> str:
-    """Code-like lines, each one different."""
-    return "".join(
-        f"    value_{i} = compute(alpha_{i}, beta_{i % 7}, gamma={i})\n"
-        for i in range(start, start + lines)
-    )
-
-
-def with_slip(text: str) -> str:
-    """``text`` with one character dropped in its middle line."""
-    middle = text.index("compute", len(text) // 2)
-    return text[:middle] + text[middle + 1 :]
-
 
 # --- the count --------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from guard_fixtures import FUZZY_NEW, FUZZY_OLD, MIGRATION, MIGRATION_TEXT
 
 from gitmode_fixtures import GitMode, git, git_mode
 
@@ -47,21 +48,6 @@ LOGIN_NEW = (
     "    if not check_pasword(user, password):\n"
     "        log_failed_login(user)\n"
     "    return issue_token(user)\n"
-)
-MIGRATION = "migrations/001_users.sql"
-MIGRATION_TEXT = (
-    "CREATE TABLE users (\n"
-    "    id INTEGER PRIMARY KEY,\n"
-    "    name TEXT NOT NULL,\n"
-    "    email TEXT\n"
-    ");\n"
-)
-FUZZY_OLD = "    id INTEGER PRIMARY KY,\n    name TEXT NOT NULL,\n    email TEXT\n"
-FUZZY_NEW = (
-    "    id INTEGER PRIMARY KY,\n"
-    "    name TEXT NOT NULL,\n"
-    "    email TEXT UNIQUE,\n"
-    "    created_at TIMESTAMP\n"
 )
 APP = "src/app.py"
 APP_TEXT = "def main():\n    serve(port=8000)\n"

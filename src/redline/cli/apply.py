@@ -8,6 +8,7 @@ the session's worktree. The session path imports no heavy library.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from redline.daemon.protocol import RpcError
     from redline.engine.errors import RedlineError
     from redline.engine.result import Status
+    from redline.fsops.behind import WriteBehind
 
 Runner = Callable[[Any], dict[str, Any]]
 
@@ -68,20 +70,97 @@ def apply_command(
     Exit status: 0 applied or no change, 1 not applied, 2 bad request,
     3 partially applied (with --jsonl: the highest of the requests').
     """
+    behind = None
     if session is not None:
         runner = _session_runner(repo, session, dry_run, threshold)
     else:
-        runner = _embedded_runner(root, dry_run, threshold)
+        if jsonl and not dry_run:
+            from redline.fsops.behind import WriteBehind
+
+            behind = WriteBehind()
+        runner = _embedded_runner(root, dry_run, threshold, behind)
     # Bytes, not the locale's text: JSON on the wire is UTF-8 whatever the locale says.
     stdin = sys.stdin.buffer
-    lines = (line for line in stdin if line.strip()) if jsonl else [stdin.read()]
+    requests = _Requests(stdin) if jsonl else None
     worst = 0
-    for data in lines:
+    for data in requests if requests is not None else [stdin.read()]:
         decoded = _decode(data)
+        if behind is not None and not _is_edit(decoded):
+            worst = _answer(behind.flush(), worst)
         payload = runner(decoded) if not _is_problem(decoded) else _invalid(decoded)
+        if behind is None:
+            worst = _answer([payload], worst)
+            continue
+        behind.answer(payload)
+        if behind.full or requests is None or not requests.waiting():
+            worst = _answer(behind.flush(), worst)
+    if behind is not None:
+        worst = _answer(behind.flush(), worst)
+    sys.exit(worst)
+
+
+def _answer(payloads: list[dict[str, Any]], worst: int) -> int:
+    """Print ``payloads``; the highest exit code so far."""
+    for payload in payloads:
         _emit(payload)
         worst = max(worst, _exit_code(payload))
-    sys.exit(worst)
+    return worst
+
+
+def _is_edit(decoded: Any) -> bool:
+    """An edit request (or an undecodable line): it needs no held file written first."""
+    return isinstance(decoded, _Problem) or (
+        isinstance(decoded, dict) and decoded.get("tool") == "edit"
+    )
+
+
+class _Requests:
+    """The non-blank lines of a ``--jsonl`` stream, and whether another is waiting.
+
+    Reads the file descriptor itself, so that what is waiting is known: a line
+    already read, or bytes the pipe holds. A stream without a descriptor (a
+    test's in-memory file) is read whole: everything in it is waiting.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        try:
+            self._fd: int | None = stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            self._fd = None
+        self._stream = stream
+        self._buffer = b""
+        self._done = False
+
+    def __iter__(self) -> Any:
+        if self._fd is None:
+            yield from (line for line in self._stream if line.strip())
+            return
+        while True:
+            end = self._buffer.find(b"\n")
+            if end < 0:
+                if self._done:
+                    if self._buffer.strip():
+                        yield self._buffer
+                    return
+                chunk = os.read(self._fd, 1 << 16)
+                if chunk:
+                    self._buffer += chunk
+                else:
+                    self._done = True
+                continue
+            line, self._buffer = self._buffer[: end + 1], self._buffer[end + 1 :]
+            if line.strip():
+                yield line
+
+    def waiting(self) -> bool:
+        if self._fd is None or self._done or b"\n" in self._buffer:
+            return True
+        import select
+
+        try:
+            return bool(select.select([self._fd], [], [], 0)[0])
+        except (OSError, ValueError):
+            return False
 
 
 class _Problem(str):
@@ -129,7 +208,9 @@ def _exit_code(payload: dict[str, Any]) -> int:
     return EXIT_CODES.get(str(payload.get("status")), 1)
 
 
-def _embedded_runner(root: Path, dry_run: bool, threshold: float | None) -> Runner:
+def _embedded_runner(
+    root: Path, dry_run: bool, threshold: float | None, behind: WriteBehind | None = None
+) -> Runner:
     from redline.engine.edit import EditRequest
     from redline.engine.errors import RequestError
     from redline.engine.hints import FailureHints
@@ -144,7 +225,7 @@ def _embedded_runner(root: Path, dry_run: bool, threshold: float | None) -> Runn
             request, turn = parse_request(obj, threshold)
         except RequestError as exc:
             return Result("invalid", path=_given_path(obj), error=str(exc)).to_dict()
-        result = apply_in_directory(root, request, dry_run=dry_run)
+        result = apply_in_directory(root, request, dry_run=dry_run, behind=behind)
         if isinstance(request, EditRequest):
             hints.observe(request.path, turn, result)
         return result.to_dict()

@@ -16,14 +16,23 @@ from redline.fsops.files import resolve, write_atomic
 
 if TYPE_CHECKING:
     from redline.engine.patch import PatchRequest
+    from redline.fsops.behind import WriteBehind
 
 
 def apply_in_directory(
-    root: Path, request: EditRequest | PatchRequest, *, dry_run: bool = False
+    root: Path,
+    request: EditRequest | PatchRequest,
+    *,
+    dry_run: bool = False,
+    behind: WriteBehind | None = None,
 ) -> Result:
-    """Run ``request`` against the files under ``root``; write unless ``dry_run``."""
+    """Run ``request`` against the files under ``root``; write unless ``dry_run``.
+
+    With ``behind``, an edit reads and holds its file there instead (a stream
+    that writes the held files before it answers); other requests need it flushed.
+    """
     if isinstance(request, EditRequest):
-        result = _edit(root, request, dry_run)
+        result = _edit(root, request, dry_run, behind)
     else:  # the patch machinery loads only for patches: a stream of edits starts faster
         from redline.fsops.patch import apply_patch_in_directory
 
@@ -32,14 +41,14 @@ def apply_in_directory(
     return result
 
 
-def _edit(root: Path, given: EditRequest, dry_run: bool) -> Result:
+def _edit(root: Path, given: EditRequest, dry_run: bool, behind: WriteBehind | None) -> Result:
     # An absolute path inside the root is used, and reported, relative to it; any
     # accepted spelling is reported as the policy normalises it.
     request = replace(given, path=relative_to_root(root, given.path))
     try:
         request = replace(request, path=checked_path(request.path))
         target = resolve(root, request.path)
-        data = read_regular(target)
+        data = behind.read(target) if behind is not None else read_regular(target)
     except NotRegular:  # swapped for a FIFO or a device since it was checked
         return Result("invalid", path=request.path, error=str(not_regular(request.path)))
     except RequestError as exc:
@@ -51,7 +60,9 @@ def _edit(root: Path, given: EditRequest, dry_run: bool) -> Result:
             error=f"cannot read {request.path!r}: {exc.strerror}; check its permissions",
         )
     outcome = apply_edit(data, request)
-    if outcome.data is not None and not dry_run:
+    if outcome.data is not None and not dry_run and behind is not None:
+        behind.hold(target, request.path, outcome.data)
+    elif outcome.data is not None and not dry_run:
         try:
             write_atomic(target, outcome.data)
         except OSError as exc:

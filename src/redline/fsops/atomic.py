@@ -250,6 +250,13 @@ def read_regular(path: str | os.PathLike[str], *, follow_links: bool = True) -> 
     the descriptor is a regular file, so a read never waits on a pipe or runs on
     without end from ``/dev/zero``.
     """
+    return read_regular_stat(path, follow_links=follow_links)[0]
+
+
+def read_regular_stat(
+    path: str | os.PathLike[str], *, follow_links: bool = True
+) -> tuple[bytes, os.stat_result]:
+    """As :func:`read_regular`, with the status of the file that was read."""
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
     if not follow_links:
         flags |= getattr(os, "O_NOFOLLOW", 0)
@@ -263,6 +270,6 @@ def read_regular(path: str | os.PathLike[str], *, follow_links: bool = True) -> 
         chunks = []
         while chunk := os.read(fd, max(info.st_size + 1, 1 << 16)):
             chunks.append(chunk)
-        return b"".join(chunks)
+        return b"".join(chunks), info
     finally:
         os.close(fd)

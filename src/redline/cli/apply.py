@@ -153,12 +153,14 @@ class _Requests:
                 yield line
 
     def waiting(self) -> bool:
-        if self._fd is None or self._done or b"\n" in self._buffer:
+        """Whether the next request is already on its way: a line read, part of one (its
+        writer is mid-line), or bytes in the pipe within a millisecond."""
+        if self._fd is None or self._done or self._buffer:
             return True
         import select
 
         try:
-            return bool(select.select([self._fd], [], [], 0)[0])
+            return bool(select.select([self._fd], [], [], 0.001)[0])
         except (OSError, ValueError):
             return False
 

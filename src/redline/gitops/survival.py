@@ -73,8 +73,9 @@ class Follower:
         self.repo = repo
         self.children = children
         self.window = window
-        self._diffs: dict[tuple[pygit2.Oid | None, pygit2.Oid | None], list[Hunk] | None] = {}
+        self._diffs: dict[tuple[pygit2.Oid | None, pygit2.Oid | None], Inserted | None] = {}
         self._renames: dict[tuple[pygit2.Oid, pygit2.Oid], dict[str, str]] = {}
+        self._trees: dict[pygit2.Oid, pygit2.Tree] = {}
 
     # -- what an edit inserted --------------------------------------------------------
 
@@ -84,15 +85,7 @@ class Follower:
         after = _blob_id(commit.tree, path)
         if after is None or before == after:
             return Inserted([], [])
-        patch = self._patch(before, after)
-        if patch is None:  # binary: no lines to follow
-            return Inserted([], [])
-        hunks: list[Hunk] = []
-        lines: list[list[int]] = []
-        for hunk in patch.hunks:
-            hunks.append((hunk.old_start, hunk.old_lines, hunk.new_start, hunk.new_lines))
-            lines.append([ln.new_lineno for ln in hunk.lines if ln.origin == "+"])
-        return Inserted(hunks, lines)
+        return self._diff(before, after) or Inserted([], [])  # binary: no lines to follow
 
     # -- following them ---------------------------------------------------------------
 
@@ -101,65 +94,77 @@ class Follower:
         ``window`` commits later changed or removed, on any way forward."""
         gone: set[int] = set()
         start = {line: line for line in lines}  # line number now -> line number at the edit
-        stack = [(commit, path, start, 0)]
+        stack = [(commit, path, _blob_id(self._tree(commit), path), start, 0)]
         visited = {commit}
         while stack:
-            oid, at, live, depth = stack.pop()
+            oid, at, blob, live, depth = stack.pop()
             if depth >= self.window or not live:
                 continue
             for child in self.children.get(oid, ()):
                 if child in visited:  # reached already on another way
                     continue
                 visited.add(child)
-                new_path, kept, removed = self._step(oid, child, at, live)
+                new_path, new_blob, kept, removed = self._step(oid, child, at, blob, live)
                 gone.update(removed)
-                stack.append((child, new_path, kept, depth + 1))
+                stack.append((child, new_path, new_blob, kept, depth + 1))
         return gone
 
     def _step(
-        self, parent: pygit2.Oid, child: pygit2.Oid, path: str, live: dict[int, int]
-    ) -> tuple[str, dict[int, int], list[int]]:
-        """``live`` lines of ``path`` carried from ``parent`` to ``child``: where the path
-        went, the lines that remain (new number -> original) and the originals removed."""
-        old_tree = self._tree(parent)
+        self,
+        parent: pygit2.Oid,
+        child: pygit2.Oid,
+        path: str,
+        before: pygit2.Oid | None,
+        live: dict[int, int],
+    ) -> tuple[str, pygit2.Oid | None, dict[int, int], list[int]]:
+        """``live`` lines of ``path`` (blob ``before`` in ``parent``) carried to ``child``:
+        where the path went, its blob there, the lines that remain (new number ->
+        original) and the originals removed."""
         new_tree = self._tree(child)
-        before = _blob_id(old_tree, path)
         new_path = path
         after = _blob_id(new_tree, path)
         if after is None:
             renamed = self._renamed(parent, child).get(path)
             if renamed is None:  # deleted: every line went with it
-                return path, {}, list(live.values())
+                return path, None, {}, list(live.values())
             new_path, after = renamed, _blob_id(new_tree, renamed)
         if before == after:
-            return new_path, live, []
+            return new_path, after, live, []
         hunks = self._hunks(before, after)
         if hunks is None:
-            return new_path, {}, list(live.values())
+            return new_path, after, {}, list(live.values())
         kept, removed = carry(live, hunks)
-        return new_path, kept, removed
+        return new_path, after, kept, removed
 
     def _tree(self, oid: pygit2.Oid) -> pygit2.Tree:
-        commit = self.repo[oid]
-        assert isinstance(commit, pygit2.Commit)
-        return commit.tree
+        tree = self._trees.get(oid)
+        if tree is None:
+            commit = self.repo[oid]
+            assert isinstance(commit, pygit2.Commit)
+            tree = self._trees[oid] = commit.tree
+        return tree
 
     def _hunks(self, before: pygit2.Oid | None, after: pygit2.Oid | None) -> list[Hunk] | None:
+        diff = self._diff(before, after)
+        return diff.hunks if diff is not None else None
+
+    def _diff(self, before: pygit2.Oid | None, after: pygit2.Oid | None) -> Inserted | None:
+        """The ``-U0`` diff of two blobs (None when binary), cached: an edit's own diff
+        is a step of the edits before it that touched the file."""
         key = (before, after)
         if key not in self._diffs:
-            patch = self._patch(before, after)
-            self._diffs[key] = (
-                None
-                if patch is None
-                else [(h.old_start, h.old_lines, h.new_start, h.new_lines) for h in patch.hunks]
+            patch = pygit2.Patch.create_from(
+                self._blob(before), self._blob(after), context_lines=0, interhunk_lines=0
             )
+            if patch.delta.is_binary:
+                self._diffs[key] = None
+            else:
+                hunks = patch.hunks
+                self._diffs[key] = Inserted(
+                    [(h.old_start, h.old_lines, h.new_start, h.new_lines) for h in hunks],
+                    [[ln.new_lineno for ln in h.lines if ln.origin == "+"] for h in hunks],
+                )
         return self._diffs[key]
-
-    def _patch(self, before: pygit2.Oid | None, after: pygit2.Oid | None) -> pygit2.Patch | None:
-        old = self._blob(before)
-        new = self._blob(after)
-        patch = pygit2.Patch.create_from(old, new, context_lines=0, interhunk_lines=0)
-        return None if patch.delta.is_binary else patch
 
     def _blob(self, oid: pygit2.Oid | None) -> pygit2.Blob | None:
         if oid is None:

@@ -327,3 +327,10 @@ def test_bar() -> None:
     assert bar(0.5, 3) == "█▌  "[:3]
     assert bar(1 / 16, 2) == "▏ "
     assert all(len(bar(share / 100, 7)) == 7 for share in range(101))
+
+
+def test_the_cli_default_window_is_the_computations() -> None:
+    from redline.cli.stats import DEFAULT_LATER
+    from redline.gitops import stats
+
+    assert DEFAULT_LATER == stats.DEFAULT_LATER

@@ -23,7 +23,7 @@ from redline.engine.edit import EditRequest
 from redline.engine.errors import RedlineError, RequestError
 from redline.engine.hints import FailureHints
 from redline.engine.result import Result
-from redline.gitops import history
+from redline.gitops import history, outcomes
 from redline.gitops import session as sessions
 from redline.gitops.apply import OnWorker, SessionApplier, here
 from redline.gitops.errors import SessionError
@@ -214,12 +214,25 @@ class Service:
             # relative to it, './a.py' as 'a.py'.
             request = replace(request, path=request_path(applier.root, request.path))
         model = request_obj.get("model") if isinstance(request_obj, dict) else None
-        result = applier.apply(
-            request, model, dry_run=bool(params.get("dry_run", False)), on_worker=self.on_worker
-        )
+        dry_run = bool(params.get("dry_run", False))
+        result = applier.apply(request, model, dry_run=dry_run, on_worker=self.on_worker)
         if isinstance(request, EditRequest):
             self._hints.setdefault(name, FailureHints()).observe(request.path, turn, result)
-        return result.to_dict()
+        answer = result.to_dict()
+        if not dry_run and result.status in outcomes.RECORDED:
+            self._record_outcome(name, request_obj, answer)
+        return answer
+
+    def _record_outcome(self, name: str, request: Any, answer: dict[str, Any]) -> None:
+        """Note a refused request in the session's outcome log (``redline stats`` reads
+        it); a log that cannot be written is a line in the daemon's log, never a failure."""
+        try:
+            problem = outcomes.record(self.layout, outcomes.entry(name, request, answer))
+        except Exception:
+            log.exception("session %s: could not record a %s outcome", name, answer["status"])
+            return
+        if problem is not None:
+            log.warning("session %s: outcome not recorded: %s", name, problem)
 
     def when_quiet(self) -> None:
         """Idle-time upkeep: roll up packs, import the tolerant tiers' libraries (once),

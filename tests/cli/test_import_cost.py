@@ -25,6 +25,7 @@ HELP_ARGS = [
     ["schema", "--help"],
     ["demo", "--help"],
     ["stats", "--help"],
+    ["tools", "--help"],
 ]
 
 

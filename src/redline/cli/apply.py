@@ -66,8 +66,11 @@ def apply_command(
     {"tool": "edit", "path": "a.py", "old_string": "...", "new_string": "..."}
     {"tool": "edit", "path": "a.py", "edits": [{"old_string": "...", "new_string": "..."}]}
     {"tool": "apply_patch", "patch": "*** Begin Patch\\n...\\n*** End Patch"}
+    {"tool": "write", "path": "a.py", "content": "...", "line_ending": "lf"}
+    {"tool": "delete", "path": "a.py"}
+    {"tool": "read", "path": "a.py", "offset": 1, "limit": 2000}
 
-    Exit status: 0 applied or no change, 1 not applied, 2 bad request,
+    Exit status: 0 applied, no change or read, 1 not applied, 2 bad request,
     3 partially applied (with --jsonl: the highest of the requests').
     """
     behind = None
@@ -322,8 +325,8 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
     def run(obj: Any) -> dict[str, Any]:
         if no_session:
             return _failure("invalid", obj, no_session[0], session)
-        if isinstance(obj, dict) and threshold is not None:
-            obj.setdefault("threshold", threshold)
+        if isinstance(obj, dict) and threshold is not None and obj.get("tool") == "edit":
+            obj.setdefault("threshold", threshold)  # only an edit has one
         params = {"session": session, "request": obj, "dry_run": dry_run}
         try:
             answer = client.call("apply", params)

@@ -502,8 +502,8 @@ INVALID: list[Any] = [
         id="misspelt-field",
     ),
     pytest.param(
-        _obj(tool="write", path="a.py", old_string="import os", new_string="x"),
-        ["unknown tool 'write'", '"edit"'],
+        _obj(tool="rename", path="a.py", old_string="import os", new_string="x"),
+        ["unknown tool 'rename'", '"edit"', '"write", "delete" or "read"'],
         id="unknown-tool",
     ),
     pytest.param(

@@ -64,8 +64,11 @@ def apply_command(
     {"tool": "edit", "path": "a.py", "old_string": "...", "new_string": "..."}
     {"tool": "edit", "path": "a.py", "edits": [{"old_string": "...", "new_string": "..."}]}
     {"tool": "apply_patch", "patch": "*** Begin Patch\\n...\\n*** End Patch"}
+    {"tool": "write", "path": "a.py", "content": "...", "line_ending": "lf"}
+    {"tool": "delete", "path": "a.py"}
+    {"tool": "read", "path": "a.py", "offset": 1, "limit": 2000}
 
-    Exit status: 0 applied or no change, 1 not applied, 2 bad request,
+    Exit status: 0 applied, no change or read, 1 not applied, 2 bad request,
     3 partially applied (with --jsonl: the highest of the requests').
     """
     if session is not None:

@@ -22,6 +22,7 @@ from redline.daemon.protocol import PROTOCOL_VERSION, RpcError
 from redline.engine.edit import EditRequest
 from redline.engine.errors import RedlineError, RequestError
 from redline.engine.hints import FailureHints
+from redline.engine.patch import PatchRequest
 from redline.engine.result import Result
 from redline.gitops import history
 from redline.gitops import session as sessions
@@ -209,7 +210,7 @@ class Service:
             result = Result("invalid", path=path if isinstance(path, str) else None, error=str(exc))
             result.session = name
             return result.to_dict()
-        if isinstance(request, EditRequest):
+        if not isinstance(request, PatchRequest):
             # Reported as embedded mode reports it: an absolute path inside the worktree
             # relative to it, './a.py' as 'a.py'.
             request = replace(request, path=request_path(applier.root, request.path))

@@ -217,7 +217,7 @@ def _plan_group(ops: list[Operation], snapshot: Snapshot) -> GroupPlan:
                     "(apply_patch works on files; name the file inside it)"
                 )
             for target in (op.path, op.move_to if isinstance(op, UpdateFile) else None):
-                blocker = _file_in_the_way(target, current) if target else None
+                blocker = file_in_the_way(target, current) if target else None
                 if blocker is not None:
                     raise _GroupFailure(
                         f"cannot {describe(op).split()[0]} {op.path}: {blocker} is a file, "
@@ -248,7 +248,7 @@ def _plan_group(ops: list[Operation], snapshot: Snapshot) -> GroupPlan:
     return group
 
 
-def _file_in_the_way(path: str, current: _Reader) -> str | None:
+def file_in_the_way(path: str, current: _Reader) -> str | None:
     """The first parent directory of ``path`` that is a file, if any."""
     parts = path.split("/")
     for i in range(1, len(parts)):

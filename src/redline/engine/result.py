@@ -9,6 +9,7 @@ from redline.engine.status import EXIT_CODES
 
 Status = Literal[
     "applied",
+    "read",
     "no_change",
     "no_match",
     "ambiguous",
@@ -95,6 +96,17 @@ class Result:
     session: str | None = None  # git mode: the session the request ran in
     commits: list[Commit] = field(default_factory=list)  # git mode: one per file group
     flags: list[dict[str, str]] = field(default_factory=list)  # guard rules the edit broke
+    # write and read: the file's text encoding ("utf-8", "utf-8 with BOM", "gb18030", ...)
+    # and line-ending style ("lf", "crlf", "cr"; read also "mixed")
+    encoding: str | None = None
+    line_ending: str | None = None
+    # read: the lines asked for, numbered ("{n:>6}\t{line}", 1-based like the edit errors'
+    # line numbers), the first and last shown, the file's count, and whether lines follow
+    content: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    total_lines: int | None = None
+    truncated: bool | None = None
 
     @property
     def exit_code(self) -> int:
@@ -102,7 +114,7 @@ class Result:
 
     @property
     def ok(self) -> bool:
-        return self.status in ("applied", "no_change")
+        return self.status in ("applied", "no_change", "read")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data (what ``dataclasses.asdict`` gives, without its deep copy:

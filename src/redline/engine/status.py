@@ -4,6 +4,7 @@ from __future__ import annotations
 
 EXIT_CODES: dict[str, int] = {
     "applied": 0,
+    "read": 0,
     "no_change": 0,
     "no_match": 1,
     "ambiguous": 1,

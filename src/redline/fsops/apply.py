@@ -1,4 +1,4 @@
-"""Apply an edit request to files under a root directory."""
+"""Apply a request to files under a root directory."""
 
 from __future__ import annotations
 
@@ -9,25 +9,32 @@ from typing import TYPE_CHECKING
 from redline.engine.edit import EditRequest, apply_edit
 from redline.engine.errors import RequestError
 from redline.engine.paths import checked_path
+from redline.engine.read import ReadRequest, is_a_directory, no_such_file, read_text
 from redline.engine.result import Result
 from redline.fsops.atomic import NotRegular, read_regular
-from redline.fsops.confine import not_regular, relative_to_root
+from redline.fsops.confine import locate, not_regular, relative_to_root
 from redline.fsops.files import resolve, write_atomic
 
 if TYPE_CHECKING:
-    from redline.engine.patch import PatchRequest
+    from redline.engine.requests import Request
 
 
-def apply_in_directory(
-    root: Path, request: EditRequest | PatchRequest, *, dry_run: bool = False
-) -> Result:
+def apply_in_directory(root: Path, request: Request, *, dry_run: bool = False) -> Result:
     """Run ``request`` against the files under ``root``; write unless ``dry_run``."""
     if isinstance(request, EditRequest):
         result = _edit(root, request, dry_run)
-    else:  # the patch machinery loads only for patches: a stream of edits starts faster
-        from redline.fsops.patch import apply_patch_in_directory
+    elif isinstance(request, ReadRequest):
+        result = read_in_directory(root, request)
+    else:  # the patch machinery loads only for the tools that need it: edits start faster
+        from redline.engine.patch import PatchRequest
+        from redline.engine.write import plan_file
+        from redline.fsops.patch import DirectorySnapshot, apply_patch_in_directory, land
 
-        result = apply_patch_in_directory(root, request.patch, dry_run=dry_run)
+        if isinstance(request, PatchRequest):
+            result = apply_patch_in_directory(root, request.patch, dry_run=dry_run)
+        else:
+            snapshot = DirectorySnapshot(root)
+            result = land(snapshot, plan_file(request, snapshot), dry_run=dry_run)
     result.dry_run = dry_run
     return result
 
@@ -61,3 +68,24 @@ def _edit(root: Path, given: EditRequest, dry_run: bool) -> Result:
                 error=f"cannot write {request.path!r}: {exc.strerror}; the file is unchanged",
             )
     return outcome.result
+
+
+def read_in_directory(root: Path, request: ReadRequest) -> Result:
+    """The ``read`` result for ``request``: the file under ``root``, through symbolic links
+    that stay inside it (as an edit reads it); nothing is written."""
+    path = relative_to_root(root, request.path)
+    try:
+        path, target = locate(root, path, follow_links=True)
+        data = read_regular(target)
+    except RequestError as exc:
+        return Result("invalid", path=path, error=str(exc))
+    except NotRegular:  # swapped for a FIFO or a device since it was checked
+        return Result("invalid", path=path, error=str(not_regular(path)))
+    except IsADirectoryError:
+        return Result("invalid", path=path, error=is_a_directory(path, "read"))
+    except (FileNotFoundError, NotADirectoryError):
+        return Result("invalid", path=path, error=no_such_file(path, "read"))
+    except OSError as exc:
+        error = f"cannot read {path!r}: {exc.strerror}; check its permissions"
+        return Result("invalid", path=path, error=error)
+    return read_text(data, request, path)

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from redline.engine.patch import apply_patch, changed_after_planning
+from redline.engine.patch import PatchOutcome, apply_patch, changed_after_planning
 from redline.engine.patch_plan import FileChange
 from redline.engine.paths import checked_path
 from redline.engine.result import Result
@@ -64,7 +64,18 @@ def apply_patch_in_directory(
     changed-after-planning check).
     """
     snapshot = DirectorySnapshot(root)
-    outcome = apply_patch(text, snapshot)
+    return land(snapshot, apply_patch(text, snapshot), dry_run=dry_run, before_write=before_write)
+
+
+def land(
+    snapshot: DirectorySnapshot,
+    outcome: PatchOutcome,
+    *,
+    dry_run: bool = False,
+    before_write: Callable[[], None] | None = None,
+) -> Result:
+    """Write the planned ``outcome`` (a patch's groups, or a write's or delete's one):
+    nothing if any of its files changed since planning; all or, on an error, nothing."""
     if dry_run or not outcome.changes:
         return outcome.result
     if before_write is not None:

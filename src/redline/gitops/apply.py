@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import pygit2
 
@@ -42,7 +42,9 @@ from redline.engine.patch import PatchRequest, apply_patch, changed_after_planni
 from redline.engine.patch_parse import parse_patch
 from redline.engine.patch_plan import FileChange
 from redline.engine.policy import GUARD_FILE_REASON, Policy, default_rules
+from redline.engine.read import ReadRequest, is_a_directory, no_such_file, read_text
 from redline.engine.result import Commit, Result
+from redline.engine.write import DeleteRequest, WriteRequest, operation, plan_file
 from redline.gitops import notes
 from redline.gitops.carried import CARRIED_FLAG, FlaggedEdits, carried_flag
 from redline.gitops.notes import Note, NoteOperation, Verdict
@@ -56,7 +58,9 @@ from redline.gitops.trees import FILE, LINK, Entry, with_entries
 from redline.gitops.worktree import check_path, read_bytes
 from redline.gitops.writer import PLAIN, Writer
 
-Request = EditRequest | PatchRequest
+if TYPE_CHECKING:
+    from redline.engine.requests import Request
+
 T = TypeVar("T")
 
 
@@ -160,6 +164,11 @@ class SessionApplier:
         on_worker: OnWorker = here,
     ) -> Result:
         """Prepare and land through ``on_worker``, plan on this thread (see the module doc)."""
+        if isinstance(request, ReadRequest):
+            result = self.read(request)
+            result.session = self.session.name
+            result.dry_run = dry_run
+            return result
         targets = _target_paths(self.root, request)
         prepared = on_worker(lambda: self._prepare(targets, dry_run))
         published = False
@@ -180,6 +189,27 @@ class SessionApplier:
                 # snapshot must look at these paths again.
                 for path in prepared.external:
                     self.dirty.add(path)
+
+    def read(self, request: ReadRequest) -> Result:
+        """The ``read`` result: the file as the session's worktree holds it now (what the
+        agent sees, changes not yet committed included). Nothing is committed; the same
+        path policy as every other request (no symbolic links, nothing in git's data)."""
+        try:
+            path = check_path(self.root, request.path)
+            data = read_bytes(self.root, path)
+        except RequestError as exc:
+            return Result("invalid", path=request.path, error=str(exc))
+        except OSError as exc:
+            return Result(
+                "invalid",
+                path=request.path,
+                error=f"cannot read {request.path!r}: {exc.strerror}; check its permissions",
+            )
+        if data is None:
+            if (self.root / path).is_dir():
+                return Result("invalid", path=path, error=is_a_directory(path, "read"))
+            return Result("invalid", path=path, error=no_such_file(path, "read"))
+        return read_text(data, request, path)
 
     def _prepare(self, targets: list[str], dry_run: bool) -> _Prepared:
         """On the git thread: the tip to plan on, with the external changes committed."""
@@ -352,7 +382,11 @@ class SessionApplier:
     ) -> tuple[Result, list[_Group]]:
         if isinstance(request, EditRequest):
             return self._plan_edit(request, snapshot, request_id, model)
-        outcome = apply_patch(request.patch, snapshot)
+        if isinstance(request, WriteRequest | DeleteRequest):
+            outcome, tool = plan_file(request, snapshot), request.tool
+        else:
+            assert isinstance(request, PatchRequest)
+            outcome, tool = apply_patch(request.patch, snapshot), "apply_patch"
         result = outcome.result
         if outcome.plan is None:
             return result, []
@@ -373,22 +407,26 @@ class SessionApplier:
                 for h in hunks
             ]  # fmt: skip
             operations += [
-                NoteOperation(c.path, _op(c))
+                NoteOperation(c.path, _op(c) if tool == "apply_patch" else operation(c))
                 for c in plan_group.changes
-                if c.before is None or c.after is None
+                if tool != "apply_patch" or c.before is None or c.after is None
             ]
             verdict = self._judge(operations) + self._carried(snapshot, plan_group.changes)
             if verdict and self._policy.action == "reject":
+                if tool != "apply_patch":
+                    refused = Result("rejected", path=result.path, error=_rejection(verdict))
+                    refused.flags = verdict
+                    return refused, []
                 plan_group.error = _rejection(verdict)
                 rejected = True
                 continue
             edit = secrets.token_hex(6)
-            note = self._note(edit, request_id, "apply_patch", model, "agent", operations)
+            note = self._note(edit, request_id, tool, model, "agent", operations)
             note.cleaned = list(result.cleaned)
             self._flag(note, result, verdict)
             summary = ", ".join(plan_group.operations)
             message = f"redline: {summary}"[:72]
-            body = f"{message}\n\nApplied by redline session {self.session.name} (apply_patch)."
+            body = f"{message}\n\nApplied by redline session {self.session.name} ({tool})."
             groups.append(_Group(list(files), files, note, f"{body}\n\nRedline-Edit: {edit}\n"))
         if rejected:
             flags = result.flags
@@ -558,7 +596,7 @@ def _blob_data(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> bytes |
 
 def _target_paths(root: Path, request: Request) -> list[str]:
     """The valid paths a request names (invalid ones are refused later, when planning)."""
-    if isinstance(request, EditRequest):
+    if isinstance(request, EditRequest | WriteRequest | DeleteRequest | ReadRequest):
         named = [request.path]
     else:
         try:

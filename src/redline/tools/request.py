@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from redline.engine.edit import DEFAULT_THRESHOLD, EditItem, EditRequest
 
 if TYPE_CHECKING:
-    from redline.engine.patch import PatchRequest
+    from redline.engine.requests import Request
 
 _EDIT_FIELDS = frozenset(
     [
@@ -30,6 +30,11 @@ _EDIT_FIELDS = frozenset(
     ]
 )
 _PATCH_FIELDS = frozenset(["tool", "patch", "turn", "model"])
+_FILE_FIELDS = {
+    "write": frozenset(["tool", "path", "content", "line_ending", "turn", "model"]),
+    "delete": frozenset(["tool", "path", "turn", "model"]),
+    "read": frozenset(["tool", "path", "offset", "limit", "turn", "model"]),
+}
 _ITEM_FIELDS = frozenset(["old_string", "new_string", "replace_all"])
 
 
@@ -37,9 +42,7 @@ class _Unusual(Exception):
     """The request is not in a common shape: the wire format reads it."""
 
 
-def parse_request(
-    obj: Any, default_threshold: float | None = None
-) -> tuple[EditRequest | PatchRequest, object]:
+def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Request, object]:
     """As :func:`redline.tools.schema.parse_request`, which it calls for anything unusual."""
     try:
         return _common(obj, default_threshold)
@@ -49,7 +52,7 @@ def parse_request(
         return validate(obj, default_threshold)
 
 
-def _common(obj: Any, default_threshold: float | None) -> tuple[EditRequest | PatchRequest, object]:
+def _common(obj: Any, default_threshold: float | None) -> tuple[Request, object]:
     if type(obj) is not dict:
         raise _Unusual
     tool = obj.get("tool")
@@ -58,11 +61,11 @@ def _common(obj: Any, default_threshold: float | None) -> tuple[EditRequest | Pa
 
         _optional(obj, "model", str)
         return PatchRequest(_text(obj.get("patch"))), _turn(obj)
+    if type(tool) is str and tool in _FILE_FIELDS and obj.keys() <= _FILE_FIELDS[tool]:
+        return _file_request(obj, tool), _turn(obj)
     if tool != "edit" or not obj.keys() <= _EDIT_FIELDS:
         raise _Unusual
-    path = _text(obj.get("path"))
-    if not path or not (path.isascii() or _encodable(path)):
-        raise _Unusual  # the wire format's length check refuses a lone surrogate
+    path = _path(obj)
     _optional(obj, "model", str)
     turn = _turn(obj)
     threshold = _threshold(obj) or default_threshold or DEFAULT_THRESHOLD
@@ -78,6 +81,34 @@ def _common(obj: Any, default_threshold: float | None) -> tuple[EditRequest | Pa
     if old is None or new is None:
         raise _Unusual  # the wire format names the missing field
     return EditRequest(path, (EditItem(old, new, bool(replace_all)),), threshold=threshold), turn
+
+
+def _file_request(obj: dict[str, Any], tool: str) -> Request:
+    path = _path(obj)
+    _optional(obj, "model", str)
+    if tool == "read":
+        from redline.engine.read import DEFAULT_LIMIT, ReadRequest
+
+        offset = _optional(obj, "offset", int)
+        limit = _optional(obj, "limit", int)
+        if (offset is not None and offset < 1) or (limit is not None and limit < 1):
+            raise _Unusual  # the wire format says which bound
+        return ReadRequest(path, offset or 1, limit or DEFAULT_LIMIT)
+    from redline.engine.write import DeleteRequest, WriteRequest
+
+    if tool == "delete":
+        return DeleteRequest(path)
+    line_ending = _optional(obj, "line_ending", str)
+    if line_ending not in (None, "lf", "crlf"):
+        raise _Unusual
+    return WriteRequest(path, _text(obj.get("content")), line_ending)
+
+
+def _path(obj: dict[str, Any]) -> str:
+    path = _text(obj.get("path"))
+    if not path or not (path.isascii() or _encodable(path)):
+        raise _Unusual  # the wire format's length check refuses a lone surrogate
+    return path
 
 
 def _text(value: Any) -> str:

@@ -6,13 +6,14 @@ validated here and turned into the engine's plain dataclasses.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     StrictBool,
+    StrictInt,
     StrictStr,
     TypeAdapter,
     ValidationError,
@@ -22,7 +23,12 @@ from redline.engine.edit import DEFAULT_THRESHOLD, EditItem, EditRequest
 from redline.engine.errors import RequestError
 from redline.engine.patch import PatchRequest
 from redline.engine.paths import check_characters
+from redline.engine.read import DEFAULT_LIMIT, ReadRequest
 from redline.engine.result import Result
+from redline.engine.write import DeleteRequest, WriteRequest
+
+if TYPE_CHECKING:
+    from redline.engine.requests import Request
 
 Threshold = Annotated[float, Field(gt=0.0, le=1.0, strict=False)]
 
@@ -60,7 +66,58 @@ class ApplyPatchRequestModel(_Wire):
     model: StrictStr | None = None
 
 
-RequestModel = Annotated[EditRequestModel | ApplyPatchRequestModel, Field(discriminator="tool")]
+class WriteRequestModel(_Wire):
+    """``{"tool": "write", "path", "content", "line_ending"?}``: create or overwrite a file.
+
+    Without ``line_ending`` a new file gets LF and an existing one keeps its own style.
+    """
+
+    tool: Literal["write"]
+    path: StrictStr = Field(min_length=1)
+    content: StrictStr
+    line_ending: Literal["lf", "crlf"] | None = None
+    turn: StrictStr | int | None = None
+    model: StrictStr | None = None
+
+    def request(self) -> WriteRequest:
+        return WriteRequest(self.path, self.content, self.line_ending)
+
+
+class DeleteRequestModel(_Wire):
+    """``{"tool": "delete", "path"}``: remove one file (never a folder)."""
+
+    tool: Literal["delete"]
+    path: StrictStr = Field(min_length=1)
+    turn: StrictStr | int | None = None
+    model: StrictStr | None = None
+
+    def request(self) -> DeleteRequest:
+        return DeleteRequest(self.path)
+
+
+class ReadRequestModel(_Wire):
+    """``{"tool": "read", "path", "offset"?, "limit"?}``: numbered lines from ``offset``
+    (1-based, default 1), at most ``limit`` (default 2000). Changes nothing."""
+
+    tool: Literal["read"]
+    path: StrictStr = Field(min_length=1)
+    offset: StrictInt = Field(default=1, ge=1)
+    limit: StrictInt = Field(default=DEFAULT_LIMIT, ge=1)
+    turn: StrictStr | int | None = None
+    model: StrictStr | None = None
+
+    def request(self) -> ReadRequest:
+        return ReadRequest(self.path, self.offset, self.limit)
+
+
+RequestModel = Annotated[
+    EditRequestModel
+    | ApplyPatchRequestModel
+    | WriteRequestModel
+    | DeleteRequestModel
+    | ReadRequestModel,
+    Field(discriminator="tool"),
+]
 
 
 # Results are the engine's own dataclasses; pydantic reads them directly, so the
@@ -70,11 +127,19 @@ RESULT: TypeAdapter[Result] = TypeAdapter(Result)
 
 REQUEST_EXAMPLE = '{"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}'
 PATCH_EXAMPLE = '{"tool": "apply_patch", "patch": "*** Begin Patch\\n...\\n*** End Patch"}'
+WRITE_EXAMPLE = '{"tool": "write", "path": "src/app.py", "content": "..."}'
+DELETE_EXAMPLE = '{"tool": "delete", "path": "src/old.py"}'
+READ_EXAMPLE = '{"tool": "read", "path": "src/app.py", "offset": 1, "limit": 200}'
+_FileModel = WriteRequestModel | DeleteRequestModel | ReadRequestModel
+_FILE_TOOLS: dict[str, tuple[type[_FileModel], str]] = {
+    "write": (WriteRequestModel, WRITE_EXAMPLE),
+    "delete": (DeleteRequestModel, DELETE_EXAMPLE),
+    "read": (ReadRequestModel, READ_EXAMPLE),
+}
+TOOLS = '"edit", "apply_patch", "write", "delete" or "read"'
 
 
-def parse_request(
-    obj: Any, default_threshold: float | None = None
-) -> tuple[EditRequest | PatchRequest, object]:
+def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Request, object]:
     """Validate a decoded JSON request; return the engine request and its turn."""
     if not isinstance(obj, dict):
         raise RequestError(f"a request must be a JSON object, like {REQUEST_EXAMPLE}")
@@ -85,16 +150,17 @@ def parse_request(
         except ValidationError as exc:
             raise RequestError(_explain(exc, PATCH_EXAMPLE)) from None
         return PatchRequest(patch.patch), patch.turn
+    if isinstance(tool, str) and tool in _FILE_TOOLS:
+        wire, example = _FILE_TOOLS[tool]
+        _check_path_characters(obj)
+        try:
+            file_model: _FileModel = wire.model_validate(obj)
+        except ValidationError as exc:
+            raise RequestError(_explain(exc, example)) from None
+        return file_model.request(), file_model.turn
     if tool != "edit":
-        raise RequestError(
-            f'unknown tool {tool!r}; use "edit" or "apply_patch", e.g. {REQUEST_EXAMPLE}',
-            "tool",
-        )
-    path = obj.get("path")
-    if isinstance(path, str) and "\x00" not in path:
-        # Empty, or a lone surrogate: refused in the path policy's words rather than
-        # the wire format's. (A NUL byte passes here, and the policy refuses it later.)
-        check_characters(path)
+        raise RequestError(f"unknown tool {tool!r}; use {TOOLS}, e.g. {REQUEST_EXAMPLE}", "tool")
+    _check_path_characters(obj)
     try:
         model = EditRequestModel.model_validate(obj)
     except ValidationError as exc:
@@ -118,6 +184,14 @@ def parse_request(
     assert model.old_string is not None and model.new_string is not None
     item = EditItem(model.old_string, model.new_string, bool(model.replace_all))
     return EditRequest(model.path, (item,), threshold=threshold), model.turn
+
+
+def _check_path_characters(obj: dict[str, Any]) -> None:
+    path = obj.get("path")
+    if isinstance(path, str) and "\x00" not in path:
+        # Empty, or a lone surrogate: refused in the path policy's words rather than
+        # the wire format's. (A NUL byte passes here, and the policy refuses it later.)
+        check_characters(path)
 
 
 def _explain(exc: ValidationError, example: str) -> str:

@@ -9,32 +9,28 @@ path is allowed for the rest of the server's life, for both edit tools at once
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from redline.tools.permissions import Decision, Permissions, family, request_decision
 
 
+@dataclass(frozen=True)
 class _Remembered(Permissions):
     """The rules, with the paths approved so far allowed instead of asked."""
 
-    def __init__(self, rules: Permissions, approved: set[tuple[str, str]]) -> None:
-        self._rules = rules
-        self._approved = approved
+    approved: set[tuple[str, str]] = field(default_factory=set)  # (family, relative path)
 
     def decide(self, tool: str, path: str) -> Decision:
-        decision = self._rules.decide(tool, path)
-        if decision.action == "ask" and (family(tool), path) in self._approved:
+        decision = super().decide(tool, path)
+        if decision.action == "ask" and (family(tool), self.relative(path)) in self.approved:
             return Decision("allow", f"approved during this session ({decision.rule})")
         return decision
-
-    def available(self, tool: str) -> bool:
-        return self._rules.available(tool)
 
 
 class Gate:
     def __init__(self, rules: Permissions) -> None:
-        self._approved: set[tuple[str, str]] = set()
-        self._rules = _Remembered(rules, self._approved)
+        self._rules = _Remembered(rules.rules, rules.root)
 
     def decide(self, request: Mapping[str, Any]) -> tuple[Decision, str | None]:
         """The strictest decision over the paths ``request`` touches, approvals counted,
@@ -42,4 +38,4 @@ class Gate:
         return request_decision(self._rules, request)
 
     def approve(self, tool: str, path: str) -> None:
-        self._approved.add((family(tool), path))
+        self._rules.approved.add((family(tool), self._rules.relative(path)))

@@ -182,7 +182,11 @@ def test_an_empty_policy_file_gives_the_defaults_from_that_file() -> None:
     [
         ("[guard\n", "line 1, column 7", "not valid TOML: Expected ']'"),
         ('guard = "strict"\n', "guard", "must be a table"),
-        ('[policy]\naction = "review"\n', "policy", "unknown key; only [guard] is read"),
+        (
+            '[policy]\naction = "review"\n',
+            "policy",
+            "unknown key; use [guard], [permission] or [compat]",
+        ),
         (
             '[guard]\nmode = "review"\n',
             "guard.mode",
@@ -287,6 +291,16 @@ def test_an_empty_policy_file_gives_the_defaults_from_that_file() -> None:
             "guard.protect[1].paths",
             "must be a glob or a non-empty list of globs",
         ),
+        (
+            '[[guard.protect]]\npaths = ["!src/**"]\nrequire = "exact"\n',
+            "guard.protect[1].paths",
+            "'!src/**': '!' (negation) is not supported here",
+        ),
+        (
+            '[[guard.protect]]\npaths = ["a", "\\\\"]\nrequire = "exact"\n',
+            "guard.protect[1].paths",
+            "not a valid gitignore-style glob",
+        ),
     ],
 )
 def test_invalid_policies_are_refused_naming_the_key(text: str, where: str, problem: str) -> None:
@@ -390,3 +404,9 @@ def test_a_side_whose_policy_is_broken_is_left_out_unless_all_are(tmp_path: Path
     assert joined.check("src/auth/login.py", "fuzzy", 0.9)
     with pytest.raises(PolicyError, match="line 2, column 17"):
         stricter_policy(repo, [(bad, "in HEAD"), (bad, "in the commit")])
+
+
+def test_the_tool_sections_of_the_same_file_are_left_to_the_tools() -> None:
+    text = '[permission]\nedit = "deny"\n\n[compat.apply_patch]\nfreeform = false\n'
+    policy = parse_policy(text, ".redline.toml")
+    assert policy.rules == DEFAULTS

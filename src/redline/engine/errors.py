@@ -20,6 +20,8 @@
     │   └── CorruptNotes          refs/notes/redline cannot be read as a notes commit
     ├── LockHeld                  another process holds git's lock on a file (fsops.atomic)
     ├── PolicyError               the guard policy does not parse or validate (hooks.config)
+    ├── ConfigError               a tool setting ([permission], [compat]) is unusable
+    │                             (tools.config)
     ├── ApprovalError             an approval cannot be recorded (hooks.approve)
     ├── InstallError              the guard's hooks cannot be installed or removed (hooks.install)
     ├── DaemonError               the daemon cannot be started, reached or stopped

@@ -18,11 +18,13 @@ change can add rules but not take them away.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 ACTIONS = ("review", "reject")
 MATCH_TYPES = (
@@ -158,49 +160,37 @@ def default_rules(extra: tuple[str, ...] = ()) -> tuple[Rule, ...]:
 
 
 def glob_matches(pattern: str, path: str) -> bool:
-    """gitignore-style globs: ``*`` within a segment, ``**`` across segments.
+    """gitignore-style globs, read by ``pathspec`` as git reads a ``.gitignore`` line.
 
-    A pattern without a slash matches a file name at any depth (``*.sql``).
+    ``*`` stays within a path segment, ``**`` crosses segments; a pattern without
+    a slash matches a name at any depth (``*.sql``), a leading slash anchors it at
+    the root, and a pattern naming a folder covers everything below it.
     """
-    return _compile(pattern).fullmatch(path) is not None
+    return _compile(pattern).match_file(path)
+
+
+def glob_problem(pattern: str) -> str | None:
+    """What is wrong with ``pattern`` as a path glob of a rule, or None when it is usable.
+
+    gitignore's ``!`` (negation) and ``#`` (comment) mean nothing in a list of
+    rules and would otherwise match no path at all, quietly.
+    """
+    if not pattern.strip():
+        return "a glob must not be empty"
+    if pattern.startswith("!"):
+        return "'!' (negation) is not supported here; add a later rule with another action"
+    if pattern.startswith("#"):
+        return "a glob starting with '#' is a comment in gitignore syntax; write '\\#' for a '#'"
+    try:
+        _compile(pattern)
+    except ValueError as exc:  # pathspec's GitIgnorePatternError
+        return f"not a valid gitignore-style glob ({exc})"
+    return None
 
 
 @lru_cache(maxsize=512)
-def _compile(pattern: str) -> re.Pattern[str]:
-    anchored = "/" in pattern.rstrip("/")
-    pattern = pattern.strip("/")
-    out = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = pattern.find("]", i + 1)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : end].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = end
-        else:
-            out.append(re.escape(c))
-        i += 1
-    body = "".join(out)
-    # A directory pattern covers everything below it.
-    body = f"{body}(?:/.*)?"
-    if not anchored:
-        body = f"(?:.*/)?{body}"
-    return re.compile(body)
+def _compile(pattern: str) -> GitIgnoreSpec:
+    # Imported here: the guard hook starts on every commit and a policy may have no globs.
+    from pathspec import GitIgnoreSpec
+
+    return GitIgnoreSpec.from_lines([pattern])

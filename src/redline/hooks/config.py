@@ -14,11 +14,21 @@ from typing import Any
 import pygit2
 
 from redline.engine.errors import RedlineError
-from redline.engine.policy import ACTIONS, MATCH_TYPES, POLICY_FILE, Policy, Rule, default_rules
+from redline.engine.policy import (
+    ACTIONS,
+    MATCH_TYPES,
+    POLICY_FILE,
+    Policy,
+    Rule,
+    default_rules,
+    glob_problem,
+)
 
 PYPROJECT = "pyproject.toml"
 _GUARD_KEYS = {"action", "protect"}
 _RULE_KEYS = {"paths", "require", "min_confidence"}
+# Sections of the same file that redline.tools.config reads: the guard leaves them alone.
+OTHER_SECTIONS = ("permission", "compat")
 
 
 _POSITION = re.compile(
@@ -137,9 +147,13 @@ def _blob_text(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> str | N
 def _policy(data: Any, source: str, extra: tuple[str, ...] = ()) -> Policy:
     if not isinstance(data, dict):
         raise PolicyError(source, "top level", "must be a table")
-    unknown = set(data) - {"guard"}
+    unknown = set(data) - {"guard", *OTHER_SECTIONS}
     if unknown:
-        raise PolicyError(source, ", ".join(sorted(unknown)), "unknown key; only [guard] is read")
+        raise PolicyError(
+            source,
+            ", ".join(sorted(unknown)),
+            "unknown key; use [guard], [permission] or [compat]",
+        )
     guard = data.get("guard", {})
     if not isinstance(guard, dict):
         raise PolicyError(source, "guard", "must be a table")
@@ -175,6 +189,10 @@ def _rule(raw: Any, where: str, source: str) -> Rule:
         paths = [paths]
     if not paths or not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
         raise PolicyError(source, f"{where}.paths", "must be a glob or a non-empty list of globs")
+    for pattern in paths:
+        problem = glob_problem(pattern)
+        if problem is not None:
+            raise PolicyError(source, f"{where}.paths", f"{pattern!r}: {problem}")
     require = raw.get("require")
     allowed: frozenset[str] | None = None
     if require is not None:

@@ -1,0 +1,318 @@
+"""The tool settings: ``[permission]`` and ``[compat]``, from the repository and the user.
+
+Read from two files, the repository's winning key by key:
+
+- the user's ``config.toml`` in the platform's config folder
+  (``platformdirs.user_config_dir("redline")``: ``~/.config/redline`` on Linux,
+  ``$XDG_CONFIG_HOME/redline`` when that is set);
+- the repository's ``.redline.toml`` in its working directory, or the
+  ``[tool.redline]`` table of its ``pyproject.toml`` when there is no
+  ``.redline.toml`` (as the guard reads its policy).
+
+The shape (the README's "Tool surfaces and permissions" section says more)::
+
+    [compat.apply_patch]                     # every model
+    enabled = true                           # unset: inferred from the model
+    freeform = false
+    [compat.providers.openrouter.apply_patch]
+    freeform = false
+    [compat.models."gpt-5-mini".apply_patch]
+    enabled = false
+
+    [permission]
+    "*" = "allow"                            # allow | deny | ask
+    apply_patch = "ask"                      # alias: patch
+    [permission.edit]                        # path globs, the last match wins
+    "**" = "allow"
+    "migrations/**" = "deny"
+
+"Key by key": a compat setting (``enabled`` of one scope) and a permission
+tool key (its whole value, so a table's order stays one file's order) from
+the repository replace the user's. ``[guard]`` is the guard's
+(:mod:`redline.hooks.config`) and is not read here.
+
+Validated by hand, like the guard's policy: ``redline apply`` reads this before
+every request batch, and pydantic costs ~70 ms to import.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from redline.engine.errors import RedlineError
+from redline.engine.policy import POLICY_FILE, glob_problem
+from redline.tools.permissions import (
+    ACTIONS,
+    ALIASES,
+    TOOL_KEYS,
+    Action,
+    PathRule,
+    Permissions,
+)
+
+PYPROJECT = "pyproject.toml"
+USER_FILE = "config.toml"
+README_SECTION = 'the README\'s "Tool surfaces and permissions" section'
+SETTINGS = ("enabled", "freeform")
+Setting = Literal["enabled", "freeform"]
+Scope = Literal["all", "provider", "model"]
+_SECTIONS = {"permission", "compat", "guard"}
+
+
+class ConfigError(RedlineError):
+    """A tool setting in ``source`` cannot be used: ``where`` (a key) and ``problem`` say why."""
+
+    def __init__(self, source: str, where: str, problem: str) -> None:
+        self.source = source
+        self.where = where
+        self.problem = problem
+        super().__init__(
+            f"invalid redline configuration in {source}: {where}: {problem}. Fix the file "
+            f"and retry (see {README_SECTION})"
+        )
+
+
+@dataclass(frozen=True)
+class Override:
+    """One compat setting as a file gives it."""
+
+    value: bool
+    key: str  # as written, e.g. 'compat.providers.openrouter.apply_patch.freeform'
+    source: str  # the file it came from
+
+
+@dataclass(frozen=True)
+class Config:
+    permissions: Permissions = field(default_factory=Permissions)
+    # (scope, name, setting) -> Override; name is "" for scope "all".
+    compat: Mapping[tuple[Scope, str, Setting], Override] = field(default_factory=dict)
+    sources: tuple[str, ...] = ()  # the files read, user's first
+
+    def apply_patch_setting(
+        self, setting: Setting, model: str | None, provider: str | None
+    ) -> Override | None:
+        """The override of ``setting`` for this model and provider: the model's (its full
+        name, then without a provider prefix), else the provider's, else every model's;
+        None when no file sets it (the value is inferred)."""
+        candidates: list[tuple[Scope, str]] = []
+        if model:
+            candidates.append(("model", model))
+            bare = model.rsplit("/", 1)[-1]
+            if bare != model:
+                candidates.append(("model", bare))
+        if provider:
+            candidates.append(("provider", provider))
+        candidates.append(("all", ""))
+        for scope, name in candidates:
+            found = self.compat.get((scope, name, setting))
+            if found is not None:
+                return found
+        return None
+
+
+def user_config_file() -> Path:
+    """The user's config file (it need not exist)."""
+    from platformdirs import user_config_path
+
+    return user_config_path("redline") / USER_FILE
+
+
+def repository_root(start: Path) -> Path:
+    """The working directory of the repository around ``start`` (``start`` outside one)."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return here
+
+
+def load_config(root: Path) -> Config:
+    """The settings for the repository (or plain folder) whose working directory is ``root``.
+
+    ConfigError, naming the file and the key, when either file is unusable.
+    """
+    permissions: dict[str, tuple[PathRule, ...]] = {}
+    compat: dict[tuple[Scope, str, Setting], Override] = {}
+    sources: list[str] = []
+    for data, source in (_user_file(), _repository_file(root)):
+        if data is None:
+            continue
+        sources.append(source)
+        rules, settings = _parse(data, source)
+        permissions.update(rules)
+        compat.update(settings)
+    return Config(Permissions(permissions, str(root)), compat, tuple(sources))
+
+
+def parse_config(text: str, source: str) -> Config:
+    """One file's settings (for tests and tools that hold the text)."""
+    rules, settings = _parse(_toml(text, source), source)
+    return Config(Permissions(rules), settings, (source,))
+
+
+def _user_file() -> tuple[dict[str, Any] | None, str]:
+    path = user_config_file()
+    return _read(path, str(path)), str(path)
+
+
+def _repository_file(root: Path) -> tuple[dict[str, Any] | None, str]:
+    own = root / POLICY_FILE
+    data = _read(own, str(own))
+    if data is not None:
+        return data, str(own)
+    pyproject = root / PYPROJECT
+    source = f"{pyproject} [tool.redline]"
+    whole = _read(pyproject, str(pyproject))
+    tool = whole.get("tool") if whole is not None else None
+    section = tool.get("redline") if isinstance(tool, dict) else None
+    if section is not None and not isinstance(section, dict):
+        raise ConfigError(source, "tool.redline", "must be a table")
+    return section, source
+
+
+def _read(path: Path, source: str) -> dict[str, Any] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(source, "file", f"cannot be read ({reason})") from None
+    return _toml(text, source)
+
+
+def _toml(text: str, source: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, "TOML", f"not valid TOML: {exc}") from None
+
+
+def _parse(
+    data: dict[str, Any], source: str
+) -> tuple[dict[str, tuple[PathRule, ...]], dict[tuple[Scope, str, Setting], Override]]:
+    unknown = sorted(set(data) - _SECTIONS)
+    if unknown:
+        raise ConfigError(
+            source, unknown[0], "unknown key; use [permission], [compat] (or the guard's [guard])"
+        )
+    return _permissions(data.get("permission", {}), source), _compat(data.get("compat", {}), source)
+
+
+# --- [permission] -------------------------------------------------------------------------
+
+
+def _permissions(table: Any, source: str) -> dict[str, tuple[PathRule, ...]]:
+    if not isinstance(table, dict):
+        raise ConfigError(source, "permission", "must be a table of tool = action")
+    rules: dict[str, tuple[PathRule, ...]] = {}
+    written: dict[str, str] = {}
+    for key, value in table.items():
+        tool = ALIASES.get(key, key)
+        if tool not in TOOL_KEYS:
+            raise ConfigError(
+                source,
+                f"permission.{_key(key)}",
+                'unknown tool; use edit, apply_patch (or patch), write, delete or "*" '
+                "(read needs no permission)",
+            )
+        if tool in written:
+            raise ConfigError(
+                source,
+                f"permission.{_key(key)}",
+                f"{key} and {written[tool]} name the same tool; keep one",
+            )
+        written[tool] = key
+        rules[tool] = _tool_rules(key, value, source)
+    return rules
+
+
+def _tool_rules(key: str, value: Any, source: str) -> tuple[PathRule, ...]:
+    where = f"permission.{_key(key)}"
+    if isinstance(value, str):
+        return (PathRule(None, _action(value, where, source), f'{where} = "{value}"', source),)
+    if not isinstance(value, dict) or not value:
+        raise ConfigError(
+            source,
+            where,
+            'must be "allow", "deny" or "ask", or a table of path globs to actions '
+            f"(got {value!r})",
+        )
+    rules = []
+    for pattern, action in value.items():
+        at = f"{where}.{_key(pattern)}"
+        problem = glob_problem(pattern)
+        if problem is not None:
+            raise ConfigError(source, at, problem)
+        rule = f'{at} = "{action}"'
+        rules.append(PathRule(pattern, _action(action, at, source), rule, source))
+    return tuple(rules)
+
+
+def _action(value: Any, where: str, source: str) -> Action:
+    if value not in ACTIONS:
+        raise ConfigError(source, where, f'must be "allow", "deny" or "ask" (got {value!r})')
+    return cast(Action, value)
+
+
+def _key(name: str) -> str:
+    """A TOML key as it must be written: bare when it can be, else quoted."""
+    if name and all(c.isascii() and (c.isalnum() or c in "-_") for c in name):
+        return name
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# --- [compat] -----------------------------------------------------------------------------
+
+
+def _compat(table: Any, source: str) -> dict[tuple[Scope, str, Setting], Override]:
+    if not isinstance(table, dict):
+        raise ConfigError(source, "compat", "must be a table")
+    unknown = sorted(set(table) - {"apply_patch", "providers", "models"})
+    if unknown:
+        raise ConfigError(
+            source,
+            f"compat.{_key(unknown[0])}",
+            "unknown key; use [compat.apply_patch], [compat.providers.<name>.apply_patch] "
+            'or [compat.models."<model>".apply_patch]',
+        )
+    found: dict[tuple[Scope, str, Setting], Override] = {}
+    if "apply_patch" in table:
+        _settings(found, "all", "", table["apply_patch"], "compat.apply_patch", source)
+    for scope, plural in (("provider", "providers"), ("model", "models")):
+        names = table.get(plural, {})
+        if not isinstance(names, dict):
+            raise ConfigError(source, f"compat.{plural}", "must be a table of names")
+        for name, entry in names.items():
+            where = f"compat.{plural}.{_key(name)}"
+            if not isinstance(entry, dict) or set(entry) - {"apply_patch"}:
+                raise ConfigError(source, where, "must hold only an apply_patch table")
+            if "apply_patch" in entry:
+                scoped = cast(Scope, scope)
+                _settings(found, scoped, name, entry["apply_patch"], f"{where}.apply_patch", source)
+    return found
+
+
+def _settings(
+    found: dict[tuple[Scope, str, Setting], Override],
+    scope: Scope,
+    name: str,
+    table: Any,
+    where: str,
+    source: str,
+) -> None:
+    if not isinstance(table, dict):
+        raise ConfigError(source, where, "must be a table with enabled and/or freeform")
+    for setting, value in table.items():
+        at = f"{where}.{_key(setting)}"
+        if setting not in SETTINGS:
+            raise ConfigError(source, at, "unknown key; use enabled or freeform")
+        if not isinstance(value, bool):
+            raise ConfigError(
+                source, at, f"must be true or false (leave it out to infer it; got {value!r})"
+            )
+        found[(scope, name, cast(Setting, setting))] = Override(value, at, source)

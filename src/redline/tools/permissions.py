@@ -1,0 +1,224 @@
+"""Which tool may change which path: the ``[permission]`` rules, decided.
+
+Rules are read by :mod:`redline.tools.config`; this module only decides. A
+tool's rules are, in order, those of ``*`` and then its own, and the last rule
+whose glob matches the path decides (no rule at all: allow). ``edit`` and
+``apply_patch`` are one family: a tool of the two without rules of its own takes
+its sibling's — ``deny`` included — so ``apply_patch = "deny"`` keeps a model
+from making the same change through ``edit``, unless ``edit`` has rules of its
+own. Explicit tool rules beat ``*`` because they come after it.
+
+``read`` changes nothing and needs no permission.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from redline.engine.paths import strip_root
+from redline.engine.policy import glob_matches
+
+Action = Literal["allow", "deny", "ask"]
+ACTIONS: tuple[Action, ...] = ("allow", "deny", "ask")
+GUARDED_TOOLS = ("edit", "apply_patch", "write", "delete")
+TOOL_KEYS = (*GUARDED_TOOLS, "*")
+ALIASES = {"patch": "apply_patch"}
+_SIBLING = {"edit": "apply_patch", "apply_patch": "edit"}
+# Globs that match every path: a rule with one decides for the whole tool.
+_EVERY_PATH = frozenset({"*", "**", "**/*", "/*", "/**", "**/**"})
+_SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
+DEFAULT_RULE = "default (no rule)"
+READ_RULE = "read needs no permission"
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Action
+    # The rule that decided, as written, e.g. 'permission.edit."migrations/**" = "deny"'.
+    rule: str
+    source: str | None = None  # the file the rule was read from
+
+
+ALLOWED = Decision("allow", DEFAULT_RULE)
+
+
+@dataclass(frozen=True)
+class PathRule:
+    """One rule of one tool key: ``pattern`` None covers every path."""
+
+    pattern: str | None
+    action: Action
+    rule: str  # as written, for messages
+    source: str | None = None
+
+    def matches(self, path: str) -> bool:
+        return self.pattern is None or glob_matches(self.pattern, path)
+
+    @property
+    def covers_everything(self) -> bool:
+        return self.pattern is None or self.pattern in _EVERY_PATH
+
+    @property
+    def decision(self) -> Decision:
+        return Decision(self.action, self.rule, self.source)
+
+
+@dataclass(frozen=True)
+class Permissions:
+    """Rules by tool key (``edit``, ``apply_patch``, ``write``, ``delete``, ``*``).
+
+    ``root`` is the folder request paths are relative to: an absolute path
+    inside it is judged by its relative path, as the file system layer reads it.
+    """
+
+    rules: Mapping[str, tuple[PathRule, ...]] = field(default_factory=dict)
+    root: str | None = None
+
+    def decide(self, tool: str, path: str) -> Decision:
+        """The action for ``tool`` (edit|apply_patch|write|delete) at ``path``."""
+        tool = ALIASES.get(tool, tool)
+        if tool == "read":
+            return Decision("allow", READ_RULE)
+        relative = self.relative(path)
+        decision = ALLOWED
+        for rule in self.chain(tool):
+            if rule.matches(relative):
+                decision = rule.decision
+        return decision
+
+    def available(self, tool: str) -> bool:
+        """False when ``tool`` is denied for every path (a tool no call could use)."""
+        tool = ALIASES.get(tool, tool)
+        if tool == "read":
+            return True
+        chain = self.chain(tool)
+        last = max((i for i, rule in enumerate(chain) if rule.covers_everything), default=None)
+        if last is None:
+            return True  # some path falls through to the default, allow
+        return any(rule.action != "deny" for rule in chain[last:])
+
+    def chain(self, tool: str) -> tuple[PathRule, ...]:
+        """The rules that apply to ``tool``, in the order they are read (the last match wins)."""
+        tool = ALIASES.get(tool, tool)
+        own = self.rules.get(tool)
+        if own is None and tool in _SIBLING:
+            own = self.rules.get(_SIBLING[tool])
+        return (*self.rules.get("*", ()), *(own or ()))
+
+    def relative(self, path: str) -> str:
+        """``path`` as the rules see it: relative to the root, without ``.`` or ``//``."""
+        if path.startswith("/") and self.root is not None:
+            path = _inside(path, self.root) or path
+        parts = [part for part in path.split("/") if part and part != "."]
+        return "/".join(parts) if parts else path
+
+
+def _inside(path: str, root: str) -> str | None:
+    """After ``fsops.confine.relative_to_root``: the root as given, then resolved."""
+    given = os.path.abspath(root)
+    for base in (given, os.path.realpath(given)):
+        inside = strip_root(path, base)
+        if inside is not None:
+            return inside
+    folder, name = os.path.split(path.rstrip("/"))
+    try:
+        return strip_root(os.path.join(os.path.realpath(folder), name), os.path.realpath(given))
+    except (OSError, ValueError):
+        return None
+
+
+def family(tool: str) -> str:
+    """``edit`` for edit and apply_patch (one approval of a path covers both), else the tool."""
+    tool = ALIASES.get(tool, tool)
+    return "edit" if tool in _SIBLING else tool
+
+
+def request_paths(request: Mapping[str, Any]) -> list[str]:
+    """The paths a wire request would touch (apply_patch: every header, move targets too).
+
+    A request too malformed to name its paths names none: it is refused as
+    ``invalid`` before it touches anything.
+    """
+    tool = ALIASES.get(str(request.get("tool")), request.get("tool"))
+    if tool == "apply_patch":
+        return _patch_paths(request.get("patch"))
+    path = request.get("path")
+    if tool in GUARDED_TOOLS and isinstance(path, str) and path:
+        return [path]
+    return []
+
+
+def _patch_paths(text: object) -> list[str]:
+    if not isinstance(text, str):
+        return []
+    from redline.engine.errors import RequestError
+    from redline.engine.patch_parse import UpdateFile, parse_patch
+
+    try:
+        patch = parse_patch(text)
+    except RequestError:
+        return []
+    paths: list[str] = []
+    for op in patch.operations:
+        paths.append(op.path)
+        if isinstance(op, UpdateFile) and op.move_to is not None:
+            paths.append(op.move_to)
+    return paths
+
+
+def request_decision(
+    permissions: Permissions, request: Mapping[str, Any]
+) -> tuple[Decision, str | None]:
+    """The strictest decision over the paths ``request`` touches, and that path.
+
+    deny beats ask beats allow; among equals the first path named. A request
+    naming no path (a read, or one too malformed to say) is allowed here and
+    judged by the wire format.
+    """
+    if not isinstance(request, Mapping):
+        return ALLOWED, None
+    tool = str(request.get("tool"))
+    found: tuple[Decision, str | None] = (ALLOWED, None)
+    for path in request_paths(request):
+        decision = permissions.decide(tool, path)
+        if _SEVERITY[decision.action] > _SEVERITY[found[0].action]:
+            found = (decision, path)
+    return found
+
+
+def strictest(decisions: Iterable[Decision]) -> Decision:
+    """The strictest of several decisions (allow when there are none)."""
+    return max(decisions, key=lambda d: _SEVERITY[d.action], default=ALLOWED)
+
+
+def rejected_result(decision: Decision, tool: str, path: str | None) -> dict[str, Any]:
+    """The JSON result of a request a rule stops: status ``rejected``, the rule, what to do."""
+    from redline.engine.result import Result
+
+    tool = ALIASES.get(tool, tool)
+    return Result("rejected", path=path, error=rejection_message(decision, tool, path)).to_dict()
+
+
+def rejection_message(decision: Decision, tool: str, path: str | None) -> str:
+    tool = ALIASES.get(tool, tool)
+    where = f" of {path!r}" if path else ""
+    rule = decision.rule + (f" (in {decision.source})" if decision.source else "")
+    target = path or "<path>"
+    configure = (
+        f'[permission.{tool}] "{target}" = "allow" as its last entry, in the repository\'s '
+        ".redline.toml or the user's config file"
+    )
+    if decision.action == "ask":
+        return (
+            f"{tool}{where} needs the user's approval (rule {rule}), and this caller cannot "
+            "ask: nothing was changed. Run the agent through an MCP client (`redline mcp`), "
+            f"which asks the user, or allow it without asking: {configure}"
+        )
+    return (
+        f"{tool}{where} is denied by the permission rule {rule}; nothing was changed. "
+        "Do not try the same change with another tool: ask the user. To allow it, a person "
+        f"sets {configure}"
+    )

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.session import ClientRequestContext
+
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 
 CLIENT_NAME = "Test Client"  # the session named for it: test-client
 Elicit = Callable[[ClientRequestContext, types.ElicitRequestParams], Awaitable[types.ElicitResult]]

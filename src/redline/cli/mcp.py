@@ -52,6 +52,7 @@ def mcp_command(
     apply_patch and read for a patch-native model.
     """
     from redline.daemon.paths import NoRepository, common_dir
+    from redline.tools.config import repository_root
 
     if session is not None and embedded:
         raise click.UsageError("--session and --embedded exclude each other: choose one mode")
@@ -70,7 +71,7 @@ def mcp_command(
 
         check_name(session)  # refused now rather than on every call
     git_mode = in_git and not embedded
-    root = _work_tree(repo) if git_mode else repo.resolve()
+    root = repository_root(repo) if git_mode else repo.resolve()
 
     from redline.mcp.backend import Embedded, Session
 
@@ -109,14 +110,5 @@ def _serve(
         else f"embedded under {root}"
     )
     click.echo(f"redline mcp: {where}; tools: {', '.join(surface.tools)}", err=True)
-    served = Served(tools, backend, Gate(config.permissions), model)
+    served = Served(tools, backend, Gate(config.permissions), model, provider)
     anyio.run(serve, served)
-
-
-def _work_tree(start: Path) -> Path:
-    """The top of the working tree ``start`` is in (where the repository's config lives)."""
-    current = start.resolve()
-    for folder in (current, *current.parents):
-        if (folder / ".git").exists():
-            return folder
-    return current  # a bare repository: no working tree, nothing to read there

@@ -34,7 +34,7 @@ from redline.engine.result import Result
 from redline.mcp.backend import Backend
 from redline.mcp.gate import Gate
 from redline.mcp.text import is_error, summary
-from redline.tools.definitions import ToolDefinition
+from redline.tools.definitions import DEFINITIONS, ToolDefinition
 from redline.tools.permissions import Decision, rejected_result
 from redline.tools.surface import downgraded_patch_call
 
@@ -59,6 +59,7 @@ class Served:
     backend: Backend
     gate: Gate
     model: str | None = None
+    provider: str | None = None
     _asking: dict[str, tuple[str, str, Decision]] = field(
         default_factory=dict
     )  # open approval rounds
@@ -127,20 +128,17 @@ class _Refused(Exception):
 
 
 def _request(served: Served, params: types.CallToolRequestParams) -> dict[str, Any]:
-    """The wire request for a call (_Refused with the ``invalid`` result saying why not)."""
+    """The wire request for a call (_Refused with the result saying why there is none)."""
     name, arguments = params.name, dict(params.arguments or {})
-    if name not in served.names:
+    offered = ", ".join(served.names)
+    if name not in DEFINITIONS:
         raise _Refused(
             _invalid(
                 None,
-                f"unknown tool {name!r}: this server offers {', '.join(served.names)}; "
-                "list the tools again (tools/list) and call one of them",
+                f"unknown tool {name!r}: this server offers {offered}; call one of them "
+                "(tools/list describes them)",
             )
         )
-    if name == "apply_patch":
-        downgraded = downgraded_patch_call(arguments)
-        if downgraded is not None:
-            raise _Refused(_invalid(None, downgraded))
     if "tool" in arguments:
         raise _Refused(
             _invalid(
@@ -150,6 +148,21 @@ def _request(served: Served, params: types.CallToolRequestParams) -> dict[str, A
             )
         )
     request = {**arguments, "tool": name}
+    if name not in served.names:
+        decision, path = served.gate.decide(request)
+        if decision.action == "deny":  # denied for every path, so not shown
+            raise _Refused(rejected_result(decision, name, path))
+        raise _Refused(
+            _invalid(
+                _path(arguments),
+                f"{name} is not offered to this model ({served.model or 'no model named'}): "
+                f"this server offers {offered}; make the change with one of them",
+            )
+        )
+    if name == "apply_patch":
+        downgraded = downgraded_patch_call(arguments, model=served.model, provider=served.provider)
+        if downgraded is not None:
+            raise _Refused(_invalid(None, downgraded))
     if served.model is not None and "model" not in request:
         request["model"] = served.model  # recorded in the edit's note
     return request

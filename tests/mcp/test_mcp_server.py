@@ -375,3 +375,67 @@ def test_the_server_starts_no_daemon_for_a_folder(folder: Folder, tmp_path: Path
 
     assert not run(main).is_error
     assert not list(Path(folder.env["XDG_RUNTIME_DIR"]).iterdir())
+
+
+def test_garbage_on_the_wire_leaves_the_server_answering(folder: Folder) -> None:
+    """Raw JSON-RPC lines: a line that is no JSON, a call whose arguments are no object and
+    a call without a name get protocol errors; the call after them is applied."""
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        "this is not json",
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "edit", "arguments": [1, 2]},
+        },
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"arguments": {}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "edit", "arguments": edit("b.py", "VALUE = 1", "VALUE = 2")},
+        },
+    ]
+    server = subprocess.Popen(
+        [*REDLINE, "mcp", "--repo", str(folder.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=folder.env,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        for line in lines:
+            server.stdin.write(
+                ((line if isinstance(line, str) else json.dumps(line)) + "\n").encode()
+            )
+        server.stdin.flush()
+        answers: dict[int, dict[str, Any]] = {}
+        while 4 not in answers:  # the answers to 1-4; the line that is no JSON gets none
+            answer = json.loads(server.stdout.readline())
+            answers[answer["id"]] = answer
+        server.stdin.close()
+        assert server.wait(timeout=30) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        server.stdout.close()
+        if not server.stdin.closed:
+            server.stdin.close()
+    assert answers[2]["error"]["code"] == -32602
+    assert answers[3]["error"]["code"] == -32602
+    assert answers[4]["result"]["isError"] is False
+    assert answers[4]["result"]["structuredContent"]["status"] == "applied"
+    assert (folder.root / "b.py").read_text() == "VALUE = 2\n"

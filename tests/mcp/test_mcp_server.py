@@ -439,3 +439,22 @@ def test_garbage_on_the_wire_leaves_the_server_answering(folder: Folder) -> None
     assert answers[4]["result"]["isError"] is False
     assert answers[4]["result"]["structuredContent"]["status"] == "applied"
     assert (folder.root / "b.py").read_text() == "VALUE = 2\n"
+
+
+def test_a_client_failing_to_ask_gets_the_call_rejected(folder: Folder) -> None:
+    (folder.root / ".redline.toml").write_text(RULES)
+
+    async def broken(context: Any, params: Any) -> types.ErrorData:
+        return types.ErrorData(code=types.INTERNAL_ERROR, message="no user interface")
+
+    async def main() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async with connect(folder.env, folder.root, elicit=broken) as session:
+            asked = await session.call_tool("edit", edit("docs/readme.md", "Some text.", "X"))
+            allowed = await session.call_tool("edit", edit("b.py", "VALUE = 1", "VALUE = 2"))
+            return asked, allowed
+
+    asked, allowed = run(main)
+    assert asked.is_error and structured(asked)["status"] == "rejected"
+    assert "answered the question with an error (no user interface)" in structured(asked)["error"]
+    assert not allowed.is_error
+    assert (folder.root / "docs/readme.md").read_text() == "# Title\n\nSome text.\n"

@@ -28,6 +28,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 from redline import __version__
 from redline.engine.result import Result
@@ -189,12 +190,17 @@ async def _permit(
         if decision.action == "deny" or path is None:
             return rejected_result(decision, name, path)
         if not _can_elicit(ctx):
-            return _cannot_ask(decision, name, path)
+            return _cannot_ask(decision, name, path, "it declared no elicitation capability")
         if not ctx.session.can_send_request:  # 2026-07-28: ask through the client's retry
             return _round(served, decision, name, path)
-        answer = await ctx.session.elicit_form(
-            _question(decision, name, path), _FORM, related_request_id=ctx.request_id
-        )
+        try:
+            answer = await ctx.session.elicit_form(
+                _question(decision, name, path), _FORM, related_request_id=ctx.request_id
+            )
+        except MCPError as exc:  # the client declared elicitation but could not do it
+            return _cannot_ask(
+                decision, name, path, f"it answered the question with an error ({exc})"
+            )
         if answer.action != "accept":
             return _declined(decision, name, path, answer.action)
         served.gate.approve(name, path)
@@ -239,11 +245,11 @@ def _question(decision: Decision, tool: str, path: str) -> str:
     return f"allow {tool} on {path}? (redline permission rule: {decision.rule})"
 
 
-def _cannot_ask(decision: Decision, tool: str, path: str) -> dict[str, Any]:
+def _cannot_ask(decision: Decision, tool: str, path: str, why: str) -> dict[str, Any]:
     result = rejected_result(decision, tool, path)
     result["error"] = (
         f"{tool} on {path} needs a person's approval ({decision.rule}), and this MCP client "
-        "cannot ask one: it declared no elicitation capability. Nothing was applied. Use a "
+        f"cannot ask one: {why}. Nothing was applied. Use a "
         'client that supports MCP elicitation, or set the rule to "allow" under [permission] '
         "in the repository's .redline.toml (or your user config file)"
     )

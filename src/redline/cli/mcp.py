@@ -95,7 +95,7 @@ def _serve(
 ) -> None:
     import anyio
 
-    from redline.mcp.gate import Gate
+    from redline.mcp.approvals import Approvals
     from redline.mcp.server import Served, serve
     from redline.tools.config import load_config
     from redline.tools.definitions import DEFINITIONS
@@ -110,5 +110,5 @@ def _serve(
         else f"embedded under {root}"
     )
     click.echo(f"redline mcp: {where}; tools: {', '.join(surface.tools)}", err=True)
-    served = Served(tools, backend, Gate(config.permissions), model, provider)
+    served = Served(tools, backend, Approvals(config.permissions), model, provider)
     anyio.run(serve, served)

@@ -32,8 +32,8 @@ from mcp.shared.exceptions import MCPError
 
 from redline import __version__
 from redline.engine.result import Result
+from redline.mcp.approvals import Approvals
 from redline.mcp.backend import Backend
-from redline.mcp.gate import Gate
 from redline.mcp.text import is_error, summary
 from redline.tools.definitions import DEFINITIONS, ToolDefinition
 from redline.tools.permissions import Decision, rejected_result
@@ -58,7 +58,7 @@ class Served:
 
     tools: Sequence[ToolDefinition]
     backend: Backend
-    gate: Gate
+    permissions: Approvals
     model: str | None = None
     provider: str | None = None
     _asking: dict[str, tuple[str, str, Decision]] = field(
@@ -150,7 +150,7 @@ def _request(served: Served, params: types.CallToolRequestParams) -> dict[str, A
         )
     request = {**arguments, "tool": name}
     if name not in served.names:
-        decision, path = served.gate.decide(request)
+        decision, path = served.permissions.decide(request)
         if decision.action == "deny":  # denied for every path, so not shown
             raise _Refused(rejected_result(decision, name, path))
         raise _Refused(
@@ -184,7 +184,7 @@ async def _permit(
         if refused is not None:
             return refused
     while True:
-        decision, path = served.gate.decide(request)
+        decision, path = served.permissions.decide(request)
         if decision.action == "allow":
             return None
         if decision.action == "deny" or path is None:
@@ -203,7 +203,7 @@ async def _permit(
             )
         if answer.action != "accept":
             return _declined(decision, name, path, answer.action)
-        served.gate.approve(name, path)
+        served.permissions.approve(name, path)
 
 
 def _answered(served: Served, params: types.CallToolRequestParams) -> dict[str, Any] | None:
@@ -221,7 +221,7 @@ def _answered(served: Served, params: types.CallToolRequestParams) -> dict[str, 
     action = response.action if isinstance(response, types.ElicitResult) else "cancel"
     if action != "accept":
         return _declined(decision, tool, path, action)
-    served.gate.approve(tool, path)
+    served.permissions.approve(tool, path)
     return None
 
 

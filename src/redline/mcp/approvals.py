@@ -28,7 +28,7 @@ class _Remembered(Permissions):
         return decision
 
 
-class Gate:
+class Approvals:
     def __init__(self, rules: Permissions) -> None:
         self._rules = _Remembered(rules.rules, rules.root)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from redline.mcp.gate import Gate
+from redline.mcp.approvals import Approvals
 from redline.tools.config import parse_config
 
 RULES = """\
@@ -16,12 +16,12 @@ RULES = """\
 PATCH = "*** Begin Patch\n*** Update File: {}\n@@\n-a\n+b\n*** End Patch\n"
 
 
-def gate() -> Gate:
-    return Gate(parse_config(RULES, ".redline.toml").permissions)
+def approvals() -> Approvals:
+    return Approvals(parse_config(RULES, ".redline.toml").permissions)
 
 
 def test_an_approval_covers_both_edit_tools_on_that_path_only() -> None:
-    g = gate()
+    g = approvals()
     edit = {"tool": "edit", "path": "docs/a.md", "old_string": "a", "new_string": "b"}
     patch = {"tool": "apply_patch", "patch": PATCH.format("docs/a.md")}
     assert g.decide(edit)[0].action == "ask"
@@ -35,14 +35,14 @@ def test_an_approval_covers_both_edit_tools_on_that_path_only() -> None:
 
 
 def test_an_approval_never_lifts_a_deny() -> None:
-    g = gate()
+    g = approvals()
     g.approve("edit", "secret/key.txt")
     decision, path = g.decide({"tool": "edit", "path": "secret/key.txt"})
     assert decision.action == "deny" and path == "secret/key.txt"
 
 
 def test_a_patch_asks_for_each_path_in_turn() -> None:
-    g = gate()
+    g = approvals()
     two = "*** Begin Patch\n*** Add File: docs/x.md\n+x\n*** Update File: docs/y.md\n@@\n-a\n+b\n*** End Patch\n"
     request = {"tool": "apply_patch", "patch": two}
     first = g.decide(request)

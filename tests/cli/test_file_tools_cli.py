@@ -1,0 +1,118 @@
+"""``redline apply`` (embedded) with write, delete and read, as the real process runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_support import redline_script
+from gitmode_fixtures import scrubbed_env
+
+REDLINE = redline_script()
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir()
+    return scrubbed_env(home, home)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_bytes(b"def main():\r\n    pass\r\n")
+    return root
+
+
+def run(
+    root: Path, env: dict[str, str], *requests: dict[str, Any], args: tuple[str, ...] = ()
+) -> tuple[int, list[dict[str, Any]]]:
+    payload = "".join(json.dumps(r) + "\n" for r in requests)
+    proc = subprocess.run(
+        [REDLINE, "apply", "--root", str(root), "--jsonl", *args],
+        input=payload.encode(),
+        capture_output=True,
+        env=env,
+        cwd=root,
+        timeout=120,
+    )
+    assert "Traceback" not in proc.stderr.decode()
+    return proc.returncode, [json.loads(line) for line in proc.stdout.decode().splitlines()]
+
+
+def test_each_tool_prints_its_result_as_json(root: Path, env: dict[str, str]) -> None:
+    code, results = run(
+        root,
+        env,
+        {"tool": "write", "path": "docs/notes.md", "content": "# Notes\n\nhello\n"},
+        {"tool": "write", "path": "src/app.py", "content": "def main():\n    return 0\n"},
+        {"tool": "read", "path": "src/app.py", "offset": 2},
+        {"tool": "delete", "path": "docs/notes.md"},
+    )
+    assert code == 0
+    created, overwritten, read, deleted = results
+    assert (created["status"], created["path"], created["line_ending"]) == (
+        "applied",
+        "docs/notes.md",
+        "lf",
+    )
+    assert overwritten["line_ending"] == "crlf"
+    assert (root / "src" / "app.py").read_bytes() == b"def main():\r\n    return 0\r\n"
+    assert read == {
+        **read,
+        "status": "read",
+        "path": "src/app.py",
+        "content": "     2\t    return 0",
+        "start_line": 2,
+        "end_line": 2,
+        "total_lines": 2,
+        "truncated": False,
+        "encoding": "utf-8",
+        "line_ending": "crlf",
+    }
+    assert deleted["status"] == "applied" and not (root / "docs" / "notes.md").exists()
+
+
+def test_a_read_alone_exits_0(root: Path, env: dict[str, str]) -> None:
+    code, [result] = run(root, env, {"tool": "read", "path": "src/app.py"})
+    assert (code, result["status"]) == (0, "read")
+
+
+def test_dry_run_writes_nothing(root: Path, env: dict[str, str]) -> None:
+    code, results = run(
+        root,
+        env,
+        {"tool": "write", "path": "new.txt", "content": "x\n"},
+        {"tool": "delete", "path": "src/app.py"},
+        args=("--dry-run",),
+    )
+    assert code == 0
+    assert all(r["status"] == "applied" and r["dry_run"] and r["diff"] for r in results)
+    assert sorted(p.name for p in root.rglob("*")) == ["app.py", "src"]
+
+
+@pytest.mark.parametrize(
+    ("request_obj", "says"),
+    [
+        ({"tool": "write", "path": "a.txt"}, "content: Field required"),
+        ({"tool": "write", "path": "a.txt", "content": "x", "line_ending": "cr"}, "line_ending"),
+        ({"tool": "write", "path": "a.txt", "content": "x", "mode": 1}, "mode: Extra inputs"),
+        ({"tool": "delete", "path": ""}, "path is empty"),
+        ({"tool": "delete", "path": "src"}, "'src' is a directory; delete works on one file"),
+        ({"tool": "read", "path": "src/app.py", "limit": 0}, "limit: Input should be greater"),
+        ({"tool": "read", "path": "src/app.py", "offset": True}, "offset: Input should be a valid"),
+        ({"tool": "read", "path": "missing.py"}, "does not exist; to create it, use write"),
+    ],
+)
+def test_bad_requests_are_invalid_with_exit_2(
+    root: Path, env: dict[str, str], request_obj: dict[str, Any], says: str
+) -> None:
+    code, [result] = run(root, env, request_obj)
+    assert (code, result["status"]) == (2, "invalid")
+    assert says in result["error"], result["error"]

@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 import anyio
 import mcp_types as types
 from mcp_client import answering, connect, connect_modern, structured, text
+from mcp_fixtures import Folder
 
-from conftest import Folder
 from gitmode_fixtures import REDLINE, GitMode, branch_commits, git, note_of, rev
 from redline.tools.definitions import DEFINITIONS
 
@@ -368,7 +368,7 @@ def test_structured_content_is_the_apply_result(folder: Folder) -> None:
     assert structured(result) == json.loads(proc.stdout)
 
 
-def test_the_server_starts_no_daemon_for_a_folder(folder: Folder, tmp_path: Path) -> None:
+def test_the_server_starts_no_daemon_for_a_folder(folder: Folder) -> None:
     async def main() -> types.CallToolResult:
         async with connect(folder.env, folder.root) as session:
             return await session.call_tool("edit", edit("b.py", "VALUE = 1", "VALUE = 2"))

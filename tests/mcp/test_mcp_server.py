@@ -458,3 +458,28 @@ def test_a_client_failing_to_ask_gets_the_call_rejected(folder: Folder) -> None:
     assert "answered the question with an error (no user interface)" in structured(asked)["error"]
     assert not allowed.is_error
     assert (folder.root / "docs/readme.md").read_text() == "# Title\n\nSome text.\n"
+
+
+def test_options_that_cannot_work_are_refused_before_serving(folder: Folder, gm: GitMode) -> None:
+    def refused(*args: str, env: dict[str, str], code: int = 2) -> str:
+        proc = subprocess.run(
+            [*REDLINE, "mcp", *args],
+            capture_output=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+        assert proc.returncode == code, proc
+        assert proc.stdout == b""  # stdout is the protocol's
+        return proc.stderr.decode()
+
+    both = refused("--session", "s", "--embedded", "--repo", str(gm.repo), env=gm.env)
+    assert "--session and --embedded exclude each other" in both
+    no_git = refused("--session", "s", "--repo", str(folder.root), env=folder.env)
+    assert "--session needs a git repository" in no_git
+    bad_name = refused("--session", "no way!", "--repo", str(gm.repo), env=gm.env, code=1)
+    assert "invalid session name 'no way!'" in bad_name
+    (folder.root / ".redline.toml").write_text('[permission]\nedit = "perhaps"\n')
+    bad_config = refused("--repo", str(folder.root), env=folder.env, code=1)
+    assert "invalid redline configuration" in bad_config and ".redline.toml" in bad_config
+    assert gm.cli.pid() is None  # no daemon was started for any of them

@@ -483,3 +483,30 @@ def test_options_that_cannot_work_are_refused_before_serving(folder: Folder, gm:
     bad_config = refused("--repo", str(folder.root), env=folder.env, code=1)
     assert "invalid redline configuration" in bad_config and ".redline.toml" in bad_config
     assert gm.cli.pid() is None  # no daemon was started for any of them
+
+
+def test_an_absolute_path_is_judged_by_the_path_it_names(gm: GitMode, folder: Folder) -> None:
+    """A rule on ``docs/**`` holds for the session worktree's absolute path to docs/ too
+    (git mode), and for the folder's (embedded)."""
+    rules = '[permission.edit]\n"docs/**" = "deny"\n'
+    (gm.repo / ".redline.toml").write_text(rules)
+    (folder.root / ".redline.toml").write_text(rules)
+
+    async def main() -> list[types.CallToolResult]:
+        async with connect(gm.env, gm.repo) as session:
+            first = await session.call_tool("edit", edit("b.py", "VALUE = 1", "VALUE = 2"))
+            (listed,) = gm.cli.json("session", "list", "--json")
+            inside = str(Path(listed["worktree"]) / "docs" / "readme.md")
+            git_mode = await session.call_tool("edit", edit(inside, "Some text.", "X"))
+        async with connect(folder.env, folder.root) as session:
+            inside = str(folder.root / "docs" / "readme.md")
+            embedded = await session.call_tool("edit", edit(inside, "Some text.", "X"))
+        return [first, git_mode, embedded]
+
+    first, git_mode, embedded = run(main)
+    assert not first.is_error, text(first)
+    for result in (git_mode, embedded):
+        assert result.is_error and structured(result)["status"] == "rejected", text(result)
+        assert 'permission.edit."docs/**" = "deny"' in structured(result)["error"]
+    assert (folder.root / "docs/readme.md").read_text() == "# Title\n\nSome text.\n"
+    assert "Some text." in git(gm.repo, "show", "redline/test-client:docs/readme.md")

@@ -9,7 +9,8 @@ path is allowed for the rest of the server's life, for both edit tools at once
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from redline.tools.permissions import Decision, Permissions, family, request_decision
@@ -32,10 +33,17 @@ class Approvals:
     def __init__(self, rules: Permissions) -> None:
         self._rules = _Remembered(rules.rules, rules.root)
 
-    def decide(self, request: Mapping[str, Any]) -> tuple[Decision, str | None]:
+    def decide(
+        self, request: Mapping[str, Any], root: Path | None = None
+    ) -> tuple[Decision, str | None]:
         """The strictest decision over the paths ``request`` touches, approvals counted,
-        and the path it is about."""
-        return request_decision(self._rules, request)
+        and the path it is about. ``root``: the folder its paths are relative to (in git
+        mode the session's worktree), so an absolute path inside it is judged as the
+        relative one it names."""
+        return request_decision(self._under(root), request)
 
-    def approve(self, tool: str, path: str) -> None:
-        self._rules.approved.add((family(tool), self._rules.relative(path)))
+    def approve(self, tool: str, path: str, root: Path | None = None) -> None:
+        self._rules.approved.add((family(tool), self._under(root).relative(path)))
+
+    def _under(self, root: Path | None) -> _Remembered:
+        return self._rules if root is None else replace(self._rules, root=str(root))

@@ -29,6 +29,10 @@ Connect = Callable[[], tuple["Client", bool]]  # a daemon client, and whether it
 class Backend(Protocol):
     def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]: ...
 
+    def where(self, client_name: str | None) -> Path | None:
+        """The folder request paths are relative to (None when it cannot be known now:
+        the request then fails in ``apply``, saying why)."""
+
     def close(self) -> None: ...
 
 
@@ -41,6 +45,9 @@ class Embedded:
 
     def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]:
         return self._run(request)
+
+    def where(self, client_name: str | None) -> Path | None:
+        return self.root
 
     def close(self) -> None:
         pass
@@ -62,13 +69,28 @@ class Session:
         self._named = name
         self._client: Client | None = None
         self.name: str | None = None  # the session in use, once the first call opened it
+        self.worktree: Path | None = None  # its worktree, known once it is open
 
     def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]:
+        self._name(client_name)
+        return _guarded(self._send, self._unsure(), self.name)(request)
+
+    def where(self, client_name: str | None) -> Path | None:
+        """The session's worktree (the session opened when it is not yet)."""
+        from redline.engine.errors import RedlineError
+
+        self._name(client_name)
+        try:
+            self._ready()
+        except (RedlineError, OSError):
+            return None  # the request's apply reports it
+        return self.worktree
+
+    def _name(self, client_name: str | None) -> None:
         if self.name is None:
             from redline.mcp.naming import session_name_for
 
             self.name = self._named or session_name_for(client_name)
-        return _guarded(self._send, self._unsure(), self.name)(request)
 
     def close(self) -> None:
         if self._client is not None:
@@ -125,14 +147,19 @@ class Session:
         if self._is_open(client):
             return
         try:
-            client.call("session.open", {"name": self.name})
+            opened = client.call("session.open", {"name": self.name})
         except RpcError:
             if not self._is_open(client):  # not another server of this client opening it too
                 raise
+            return
+        self.worktree = Path(opened["worktree"])
 
     def _is_open(self, client: Client) -> bool:
-        listed = client.call("session.list")
-        return any(item.get("name") == self.name for item in listed or [])
+        for item in client.call("session.list") or []:
+            if item.get("name") == self.name:
+                self.worktree = Path(item["worktree"])
+                return True
+        return False
 
     def _unsure(self) -> str:
         session = self.name or self._named or "<session>"

@@ -21,6 +21,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -84,7 +85,11 @@ def build(served: Served) -> Server[Any]:
     ) -> types.CallToolResult | types.InputRequiredResult:
         try:
             request = _request(served, params)
-            verdict = await _permit(served, ctx, params, request)
+            root = None
+            if params.name != "read":  # paths are judged where they will be applied
+                async with serial:
+                    root = await anyio.to_thread.run_sync(served.backend.where, _client_name(ctx))
+            verdict = await _permit(served, ctx, params, request, root)
             if verdict is not None:
                 return (
                     verdict if isinstance(verdict, types.InputRequiredResult) else _answer(verdict)
@@ -174,17 +179,18 @@ async def _permit(
     ctx: ServerRequestContext[Any],
     params: types.CallToolRequestParams,
     request: dict[str, Any],
+    root: Path | None,
 ) -> dict[str, Any] | types.InputRequiredResult | None:
     """None when the call may go ahead; else the rejected result, or the question to ask."""
     name = params.name
     if name == "read":  # it changes nothing: no permission needed
         return None
     if params.request_state is not None:  # the answer to an approval round
-        refused = _answered(served, params)
+        refused = _answered(served, params, root)
         if refused is not None:
             return refused
     while True:
-        decision, path = served.permissions.decide(request)
+        decision, path = served.permissions.decide(request, root)
         if decision.action == "allow":
             return None
         if decision.action == "deny" or path is None:
@@ -203,10 +209,12 @@ async def _permit(
             )
         if answer.action != "accept":
             return _declined(decision, name, path, answer.action)
-        served.permissions.approve(name, path)
+        served.permissions.approve(name, path, root)
 
 
-def _answered(served: Served, params: types.CallToolRequestParams) -> dict[str, Any] | None:
+def _answered(
+    served: Served, params: types.CallToolRequestParams, root: Path | None
+) -> dict[str, Any] | None:
     """Take the person's answer to an approval round; the rejected result when it is no."""
     state = params.request_state or ""
     asked = served._asking.pop(state, None)
@@ -221,7 +229,7 @@ def _answered(served: Served, params: types.CallToolRequestParams) -> dict[str, 
     action = response.action if isinstance(response, types.ElicitResult) else "cancel"
     if action != "accept":
         return _declined(decision, tool, path, action)
-    served.permissions.approve(tool, path)
+    served.permissions.approve(tool, path, root)
     return None
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from redline.mcp.approvals import Approvals
 from redline.tools.config import parse_config
 
@@ -52,3 +54,13 @@ def test_a_patch_asks_for_each_path_in_turn() -> None:
     assert second[0].action == "ask" and second[1] != first[1]
     g.approve("apply_patch", str(second[1]))
     assert g.decide(request)[0].action == "allow"
+
+
+def test_an_absolute_path_is_judged_under_the_root_given(tmp_path: Path) -> None:
+    g = approvals()
+    inside = str(tmp_path / "docs" / "a.md")
+    request = {"tool": "edit", "path": inside, "old_string": "a", "new_string": "b"}
+    assert g.decide(request)[0].action == "allow"  # outside the rules' view: no glob matches
+    assert g.decide(request, tmp_path) == (g.decide({**request, "path": "docs/a.md"})[0], inside)
+    g.approve("edit", inside, tmp_path)
+    assert g.decide({**request, "path": "docs/a.md"})[0].action == "allow"

@@ -14,6 +14,21 @@ MISSING = (
     "folder beside the checkout, which CI provides"
 )
 
+# Scenario patches that neither the strict grammar (tools/apply_patch.lark) nor the
+# parser accepts.
+MALFORMED_SCENARIOS = {
+    "005_rejects_empty_patch",
+    "008_rejects_empty_update_hunk",
+    "013_rejects_invalid_hunk_header",
+}
+# Scenario patches only the lenient parser accepts (the grammar shown to models is
+# strict), and why.
+LENIENT_SCENARIOS = {
+    "017_whitespace_padded_hunk_header": "an operation header indented by spaces",
+    "018_whitespace_padded_patch_markers": "Begin/End markers padded with a space",
+    "020_whitespace_padded_patch_marker_lines": "Begin/End markers padded with a space",
+}
+
 
 def scenario_names() -> list[str]:
     """Every scenario folder with a patch, sorted; empty when the folder is absent."""

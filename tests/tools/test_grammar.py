@@ -16,8 +16,8 @@ import lark
 import pytest
 from hypothesis import given
 
+from conformance_paths import LENIENT_SCENARIOS, MALFORMED_SCENARIOS, SCENARIOS
 from conformance_paths import MISSING as _NO_SCENARIOS
-from conformance_paths import SCENARIOS
 from patch_strategies import patches
 from redline.engine.patch_parse import (
     AddFile,
@@ -32,19 +32,6 @@ from redline.engine.patch_parse import (
     parse_patch,
 )
 from redline.tools.grammar import GRAMMAR_RESOURCE, grammar_text
-
-# Scenario patches that neither the grammar nor the parser accepts.
-MALFORMED_SCENARIOS = {
-    "005_rejects_empty_patch",
-    "008_rejects_empty_update_hunk",
-    "013_rejects_invalid_hunk_header",
-}
-# Scenario patches only the lenient parser accepts, and why.
-LENIENT_SCENARIOS = {
-    "017_whitespace_padded_hunk_header": "an operation header indented by spaces",
-    "018_whitespace_padded_patch_markers": "Begin/End markers padded with a space",
-    "020_whitespace_padded_patch_marker_lines": "Begin/End markers padded with a space",
-}
 
 PARSERS = ("lalr", "earley")
 

@@ -75,6 +75,7 @@ def apply_command(
         runner = _session_runner(repo, session, dry_run, threshold)
     else:
         runner = _embedded_runner(root, dry_run, threshold)
+    runner = _permitted(runner, root if session is None else None, repo, session)
     # Bytes, not the locale's text: JSON on the wire is UTF-8 whatever the locale says.
     stdin = sys.stdin.buffer
     lines = (line for line in stdin if line.strip()) if jsonl else [stdin.read()]
@@ -130,6 +131,23 @@ def _exit_code(payload: dict[str, Any]) -> int:
     from redline.engine.status import EXIT_CODES
 
     return EXIT_CODES.get(str(payload.get("status")), 1)
+
+
+def _permitted(run: Runner, root: Path | None, repo: Path, session: str | None) -> Runner:
+    """``run`` behind the ``[permission]`` rules of the folder (or repository) edited."""
+    from redline.tools.config import repository_root
+    from redline.tools.gate import permission_gate
+
+    gate = permission_gate(root if root is not None else repository_root(repo))
+
+    def permitted(obj: Any) -> dict[str, Any]:
+        refused = gate(obj)
+        if refused is None:
+            return run(obj)
+        refused["session"] = session
+        return refused
+
+    return permitted
 
 
 def _embedded_runner(root: Path, dry_run: bool, threshold: float | None) -> Runner:

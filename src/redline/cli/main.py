@@ -23,6 +23,7 @@ COMMANDS = {
     "hooks": "redline.cli.guard:hooks_group",
     "daemon": "redline.cli.daemon:daemon_group",
     "schema": "redline.cli.schema:schema_command",
+    "tools": "redline.cli.tools:tools_command",
     "mcp": "redline.cli.mcp:mcp_command",
     "demo": "redline.cli.demo:demo_command",
 }

@@ -149,10 +149,10 @@ WRITE = ToolDefinition(
     name="write",
     description=(
         "Create a file, or replace a whole file, with the given content. Use it for new "
-        "files and for rewrites of small files; to change part of an existing file, edit "
-        "it instead, which keeps the rest untouched. Folders on the way are created. An "
-        "existing file keeps its line endings and encoding; a new file gets LF line "
-        "endings unless line_ending says crlf."
+        "files and for rewrites of small files; to change part of an existing file, change "
+        "only that part with the edit or patch tool, which keeps the rest untouched. "
+        "Folders on the way are created. An existing file keeps its line endings and "
+        "encoding; a new file gets LF line endings unless line_ending says crlf."
     ),
     parameters={
         "type": "object",

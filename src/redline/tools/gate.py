@@ -1,0 +1,54 @@
+"""The permission check a caller runs before it applies a request.
+
+``redline apply`` (embedded and ``--session``) asks :func:`permission_gate` once,
+then each request: None lets it through; a result dict (status ``rejected``
+naming the rule, or ``failed`` when the settings cannot be read) is the answer
+instead, and nothing is applied. ``ask`` is refused here, with what to
+configure: a command reading stdin has no one to ask (``redline mcp`` asks the
+user through the client instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from redline.engine.errors import RedlineError
+from redline.tools.config import load_config
+from redline.tools.permissions import rejected_result, request_decision
+
+Gate = Callable[[Any], dict[str, Any] | None]
+
+
+def permission_gate(root: Path) -> Gate:
+    """The check for requests whose paths are relative to ``root`` (its settings are read now)."""
+    try:
+        permissions = load_config(root).permissions
+    except RedlineError as exc:
+        return _unreadable(str(exc))
+    if not permissions.rules:
+        return lambda obj: None
+
+    def gate(obj: Any) -> dict[str, Any] | None:
+        if not isinstance(obj, dict):
+            return None  # refused as invalid by the wire format
+        decision, path = request_decision(permissions, obj)
+        if decision.action == "allow":
+            return None
+        return rejected_result(decision, str(obj.get("tool")), path)
+
+    return gate
+
+
+def _unreadable(error: str) -> Gate:
+    from redline.engine.result import Result
+
+    message = f"{error}; nothing was applied, since the permissions it holds are unknown"
+
+    def gate(obj: Any) -> dict[str, Any] | None:
+        path = obj.get("path") if isinstance(obj, dict) else None
+        given = path if isinstance(path, str) else None
+        return Result("failed", path=given, error=message).to_dict()
+
+    return gate

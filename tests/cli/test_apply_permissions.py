@@ -1,0 +1,236 @@
+"""``redline apply`` enforces ``[permission]``: embedded and through a session.
+
+A denied request (or one that would need asking: stdin has no one to ask) gets
+a ``rejected`` result naming the rule, exit 1, and nothing changes — no file,
+no commit. Allowed requests in the same stream still apply.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from gitmode_fixtures import GitMode, branch_commits, gm, rev
+from redline.cli.main import cli
+
+__all__ = ["gm"]
+
+RULES = """
+[permission]
+"*" = "allow"
+[permission.edit]
+"**" = "allow"
+"migrations/**" = "deny"
+"*.lock" = "ask"
+"""
+DENY_RULE = 'permission.edit."migrations/**" = "deny"'
+
+
+def edit(path: str, old: str, new: str) -> dict[str, Any]:
+    return {"tool": "edit", "path": path, "old_string": old, "new_string": new}
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / "root"
+    (folder / "migrations").mkdir(parents=True)
+    (folder / "src").mkdir()
+    (folder / "migrations" / "001.sql").write_text("CREATE TABLE a;\n")
+    (folder / "src" / "app.py").write_text("x = 1\n")
+    (folder / "poetry.lock").write_text("lock\n")
+    (folder / ".redline.toml").write_text(RULES)
+    return folder
+
+
+def run(
+    root: Path, *requests: dict[str, Any], extra: tuple[str, ...] = ()
+) -> tuple[int, list[dict[str, Any]]]:
+    jsonl = len(requests) != 1
+    payload = "".join(json.dumps(r) + "\n" for r in requests)
+    args = ["apply", "--root", str(root), *(["--jsonl"] if jsonl else []), *extra]
+    outcome = CliRunner().invoke(cli, args, input=payload)
+    results = [json.loads(line) for line in outcome.output.splitlines()]
+    assert len(results) == len(requests), outcome.output
+    return outcome.exit_code, results
+
+
+def test_a_denied_edit_is_rejected_naming_the_rule(root: Path) -> None:
+    code, [result] = run(root, edit("migrations/001.sql", "a;", "b;"))
+    assert code == 1
+    assert result["status"] == "rejected"
+    assert result["path"] == "migrations/001.sql"
+    assert DENY_RULE in result["error"]
+    assert str(root / ".redline.toml") in result["error"]
+    assert (root / "migrations" / "001.sql").read_text() == "CREATE TABLE a;\n"
+
+
+def test_ask_is_rejected_with_what_to_configure(root: Path) -> None:
+    code, [result] = run(root, edit("poetry.lock", "lock", "LOCK"))
+    assert code == 1
+    assert result["status"] == "rejected"
+    assert "needs the user's approval" in result["error"]
+    assert '[permission.edit] "poetry.lock" = "allow"' in result["error"]
+    assert "`redline mcp`" in result["error"]
+    assert (root / "poetry.lock").read_text() == "lock\n"
+
+
+def test_allowed_requests_in_the_same_stream_still_apply(root: Path) -> None:
+    code, results = run(
+        root,
+        edit("src/app.py", "x = 1", "x = 2"),
+        edit("migrations/001.sql", "a;", "b;"),
+        edit("src/app.py", "x = 2", "x = 3"),
+    )
+    assert [r["status"] for r in results] == ["applied", "rejected", "applied"]
+    assert code == 1
+    assert (root / "src" / "app.py").read_text() == "x = 3\n"
+
+
+def test_the_sibling_rule_covers_apply_patch_and_every_path_of_the_patch(root: Path) -> None:
+    patch = (
+        "*** Begin Patch\n*** Add File: src/new.py\n+y = 1\n"
+        "*** Update File: migrations/001.sql\n@@\n-CREATE TABLE a;\n+CREATE TABLE b;\n"
+        "*** End Patch\n"
+    )
+    code, [result] = run(root, {"tool": "apply_patch", "patch": patch})
+    assert code == 1
+    assert result["status"] == "rejected"
+    assert result["path"] == "migrations/001.sql"
+    assert result["error"].startswith("apply_patch of 'migrations/001.sql' is denied by")
+    assert not (root / "src" / "new.py").exists()  # not even the allowed part
+
+
+def test_a_move_into_a_denied_path_is_rejected(root: Path) -> None:
+    patch = "*** Begin Patch\n*** Update File: src/app.py\n*** Move to: migrations/app.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
+    code, [result] = run(root, {"tool": "apply_patch", "patch": patch})
+    assert (code, result["status"], result["path"]) == (1, "rejected", "migrations/app.py")
+    assert (root / "src" / "app.py").read_text() == "x = 1\n"
+
+
+def test_an_absolute_path_inside_the_root_is_judged_by_its_place(root: Path) -> None:
+    code, [result] = run(root, edit(str(root / "migrations" / "001.sql"), "a;", "b;"))
+    assert (code, result["status"]) == (1, "rejected")
+    assert (root / "migrations" / "001.sql").read_text() == "CREATE TABLE a;\n"
+
+
+def test_a_dry_run_is_judged_too(root: Path) -> None:
+    code, [result] = run(root, edit("migrations/001.sql", "a;", "b;"), extra=("--dry-run",))
+    assert (code, result["status"]) == (1, "rejected")
+
+
+def test_write_and_delete_follow_their_own_rules(root: Path) -> None:
+    (root / ".redline.toml").write_text(
+        '[permission]\nwrite = "deny"\ndelete = { "src/**" = "ask" }\n'
+    )
+    code, results = run(
+        root,
+        {"tool": "write", "path": "src/new.py", "content": "y = 1\n"},
+        {"tool": "delete", "path": "src/app.py"},
+        edit("src/app.py", "x = 1", "x = 2"),
+    )
+    assert code == 1
+    assert [r["status"] for r in results] == ["rejected", "rejected", "applied"]
+    assert 'permission.write = "deny"' in results[0]["error"]
+    assert 'permission.delete."src/**" = "ask"' in results[1]["error"]
+    assert not (root / "src" / "new.py").exists()
+
+
+def test_without_rules_everything_is_allowed(root: Path) -> None:
+    (root / ".redline.toml").unlink()
+    code, [result] = run(root, edit("migrations/001.sql", "a;", "b;"))
+    assert (code, result["status"]) == (0, "applied")
+
+
+def test_an_unreadable_setting_applies_nothing_and_says_why(root: Path) -> None:
+    (root / ".redline.toml").write_text('[permission]\nedit = "maybe"\n')
+    code, [result] = run(root, edit("src/app.py", "x = 1", "x = 2"))
+    assert code == 1
+    assert result["status"] == "failed"
+    assert result["error"].startswith(
+        f"invalid redline configuration in {root / '.redline.toml'}: permission.edit: "
+    )
+    assert result["error"].endswith(
+        "nothing was applied, since the permissions it holds are unknown"
+    )
+    assert (root / "src" / "app.py").read_text() == "x = 1\n"
+
+
+def test_the_users_file_applies_when_the_folder_has_none(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (root / ".redline.toml").unlink()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    user = tmp_path / "xdg" / "redline" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('[permission]\n"*" = "deny"\n')
+    code, [result] = run(root, edit("src/app.py", "x = 1", "x = 2"))
+    assert (code, result["status"]) == (1, "rejected")
+    assert f'permission."*" = "deny" (in {user})' in result["error"]
+
+
+def test_the_real_process_answers_the_same(root: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REDLINE_"))}
+    env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "redline", "apply", "--root", str(root)],
+        input=json.dumps(edit("migrations/001.sql", "a;", "b;")),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr == ""
+    result = json.loads(proc.stdout)
+    assert result["status"] == "rejected" and DENY_RULE in result["error"]
+
+
+# --- git mode: through a daemon session ------------------------------------------------------
+
+
+def session_apply(gm: GitMode, *requests: dict[str, Any]) -> tuple[int, list[dict[str, Any]]]:
+    payload = "".join(json.dumps(r) + "\n" for r in requests)
+    proc = gm.cli.run("apply", "--session", "s", "--repo", str(gm.repo), "--jsonl", input=payload)
+    assert "Traceback" not in proc.stderr
+    return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def test_a_session_enforces_the_repositorys_rules(gm: GitMode) -> None:
+    (gm.repo / ".redline.toml").write_text(
+        '[permission.edit]\n"docs/**" = "deny"\n"c.txt" = "ask"\n'
+    )
+    gm.git("add", ".redline.toml")
+    gm.git("commit", "-q", "-m", "rules")  # the daemon's guard reads the same file
+    base = rev(gm.repo, "HEAD")
+    gm.cli.open_session("s")
+    code, results = session_apply(
+        gm,
+        edit("docs/readme.md", "Some text.", "Other text."),
+        edit("c.txt", "beta", "BETA"),
+        edit("b.py", "VALUE = 1", "VALUE = 2"),
+    )
+    assert code == 1
+    assert [r["status"] for r in results] == ["rejected", "rejected", "applied"]
+    assert all(r["session"] == "s" for r in results)
+    assert 'permission.edit."docs/**" = "deny"' in results[0]["error"]
+    assert "needs the user's approval" in results[1]["error"]
+    # one commit: the allowed edit's
+    [commit] = branch_commits(gm.repo, "redline/s", base, gm.env)
+    assert gm.git("diff-tree", "--no-commit-id", "--name-only", "-r", commit).split() == ["b.py"]
+
+
+def test_a_session_from_a_folder_inside_the_repository_finds_its_rules(gm: GitMode) -> None:
+    (gm.repo / ".redline.toml").write_text('[permission]\n"*" = "deny"\n')
+    gm.cli.open_session("s")
+    payload = json.dumps(edit("b.py", "VALUE = 1", "VALUE = 2"))
+    proc = gm.cli.run("apply", "--session", "s", "--repo", str(gm.repo / "docs"), input=payload)
+    assert proc.returncode == 1
+    result = json.loads(proc.stdout)
+    assert (result["status"], result["session"]) == ("rejected", "s")

@@ -6,6 +6,7 @@ receives it, through
 - embedded edit (``redline apply --root``), real and ``--dry-run``;
 - embedded apply_patch: ``*** Update File``, ``*** Delete File``, ``*** Add
   File`` (real and ``--dry-run``), and ``*** Move to:`` the path;
+- embedded write (real and ``--dry-run``), delete and read;
 - the same requests in git mode, through a real daemon on a real socket
   (``redline apply --session``).
 
@@ -74,7 +75,7 @@ CASES = [
     Case("absolute-into-git", f"{ROOT}/.git/config", ("path '.git/config' is inside a .git directory", *GIT_WORDS)),
     Case("dotdot", "../x", ("path '../x' contains '..', which could leave the root", "'..' is not allowed", "name the file by its path from the root")),
     Case("dotdot-deep", "a/../../x", ("path 'a/../../x' contains '..'",)),
-    Case("etc-passwd", "/etc/passwd", ("path '/etc/passwd' is absolute; give it relative to the root",), ops=("edit", "edit-dry", "update", "add", "add-dry", "move")),
+    Case("etc-passwd", "/etc/passwd", ("path '/etc/passwd' is absolute; give it relative to the root",), ops=("edit", "edit-dry", "update", "add", "add-dry", "move", "write-dry", "read")),
     Case("absolute-outside", f"{OUTSIDE}/secret.txt", ("is absolute; give it relative to the root", "accepted only inside the root")),
     Case("drive-relative", "c:notes.txt", ("path 'c:notes.txt' is absolute (it starts with the drive 'c:'); give it relative to the root",)),
     Case("drive", "C:\\x", ("path 'C:\\\\x' is absolute (it starts with the drive 'C:')",)),
@@ -99,7 +100,21 @@ CASES = [
     Case("dot-git-suffix", "x.git/y", reported="x.git/y"),
 ]  # fmt: skip
 ACCEPTED = [c for c in CASES if not c.refused]
-OPS = ("edit", "edit-dry", "update", "delete", "add", "add-dry", "move")
+OPS = (
+    "edit",
+    "edit-dry",
+    "update",
+    "delete",
+    "add",
+    "add-dry",
+    "move",
+    "write",
+    "write-dry",
+    "delete-file",
+    "read",
+)
+# The tools that name one path (edit, write, delete, read): the same refusal, word for word.
+PATH_TOOLS = ("edit", "edit-dry", "write", "write-dry", "delete-file", "read")
 NO_TARGETS = {"add", "add-dry", "move"}  # the accepted paths must not exist yet
 ACTIONS = ("give it", "name ", "use ", "Change ", "send ", "separate folders", "expected ")
 
@@ -113,6 +128,12 @@ def request(op: str, case: Case, root: Path, outside: Path) -> dict[str, Any]:
     path = case.path.replace(ROOT, str(root)).replace(OUTSIDE, str(outside))
     if op.startswith("edit"):
         return {"tool": "edit", "path": path, "old_string": MARKER, "new_string": "HACKED"}
+    if op.startswith("write"):
+        return {"tool": "write", "path": path, "content": "HACKED\n"}
+    if op == "delete-file":
+        return {"tool": "delete", "path": path}
+    if op == "read":
+        return {"tool": "read", "path": path}
     body = {
         "update": f"*** Update File: {path}\n@@\n-{MARKER}\n+HACKED\n",
         "delete": f"*** Delete File: {path}\n",
@@ -241,8 +262,9 @@ def check_op_results(op: str, results: list[dict[str, Any]], root: Path) -> None
             # Git mode commits the worktree's external changes first; never the edit.
             assert all(c["source"] == "external" for c in result["commits"]), where
         else:
-            assert result["status"] == "applied", (where, result["error"])
-            if op.startswith("edit"):
+            expected = "read" if op == "read" else "applied"
+            assert result["status"] == expected, (where, result["error"])
+            if op in PATH_TOOLS:
                 assert result["path"] == case.reported, where
             else:
                 assert [case.reported] in [g["paths"] for g in result["committed"]] or [
@@ -281,6 +303,8 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
 
 
 def _expected_changes(op: str, root: Path) -> set[str]:
+    if op == "read":
+        return set()
     touched = {str(root / c.reported) for c in ACCEPTED if c.reported}
     if op == "move":
         touched |= {str(root / victim(c)) for c in ACCEPTED}
@@ -354,7 +378,7 @@ def test_each_refusal_names_the_path_and_says_what_to_do(embedded: Run, case: Ca
     for op in (o for o in OPS if case.ops is None or o in case.ops):
         error = embedded.results[(op, case.id)]["error"]
         assert isinstance(error, str)
-        says = case.says if op.startswith("edit") or case.patch_says is None else case.patch_says
+        says = case.says if op in PATH_TOOLS or case.patch_says is None else case.patch_says
         for phrase in says:
             assert phrase in error, (op, error)
         assert any(action in error for action in ACTIONS), (op, error)
@@ -368,7 +392,7 @@ def test_each_refusal_names_the_path_and_says_what_to_do(embedded: Run, case: Ca
 
 def test_dry_run_refuses_what_a_real_run_refuses(embedded: Run, gitmode: Run) -> None:
     for run in (embedded, gitmode):
-        for real, dry in (("edit", "edit-dry"), ("add", "add-dry")):
+        for real, dry in (("edit", "edit-dry"), ("add", "add-dry"), ("write", "write-dry")):
             for case in cases_for(real):
                 answers = run.results[(real, case.id)], run.results[(dry, case.id)]
                 assert answers[0]["status"] == answers[1]["status"], (real, case.id)

@@ -116,3 +116,43 @@ def test_bad_requests_are_invalid_with_exit_2(
     code, [result] = run(root, env, request_obj)
     assert (code, result["status"]) == (2, "invalid")
     assert says in result["error"], result["error"]
+
+
+def test_redline_schema_describes_the_requests_and_real_results_conform(
+    root: Path, env: dict[str, str]
+) -> None:
+    import jsonschema
+
+    proc = subprocess.run(
+        [REDLINE, "schema"], capture_output=True, env=env, cwd=root, timeout=60, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    schema = json.loads(proc.stdout)
+    defs = schema["request"]["$defs"]
+    shapes = {
+        d["properties"]["tool"]["const"]: (set(d["properties"]), set(d["required"]))
+        for d in defs.values()
+        if "tool" in d.get("properties", {})
+    }
+    assert shapes["write"] == (
+        {"tool", "path", "content", "line_ending", "turn", "model"},
+        {"tool", "path", "content"},
+    )
+    assert shapes["delete"] == ({"tool", "path", "turn", "model"}, {"tool", "path"})
+    assert shapes["read"] == (
+        {"tool", "path", "offset", "limit", "turn", "model"},
+        {"tool", "path"},
+    )
+    assert "read" in schema["result"]["properties"]["status"]["enum"]
+    requests = [
+        {"tool": "write", "path": "n.txt", "content": "x\n", "line_ending": "crlf", "turn": 1},
+        {"tool": "read", "path": "src/app.py", "offset": 1, "limit": 1, "model": "m"},
+        {"tool": "delete", "path": "src/app.py"},
+        {"tool": "read", "path": "src"},
+    ]
+    for request in requests:
+        jsonschema.validate(request, schema["request"])
+    _, results = run(root, env, *requests, args=("--dry-run",))
+    assert [r["status"] for r in results] == ["applied", "read", "applied", "invalid"]
+    for result in results:
+        jsonschema.validate(result, schema["result"])

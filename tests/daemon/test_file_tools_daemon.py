@@ -75,7 +75,8 @@ def test_a_dry_run_leaves_branch_worktree_and_notes_alone(gm: GitMode) -> None:
         {"tool": "write", "path": "c.txt", "content": "changed\n"},
         {"tool": "delete", "path": "a.py"},
     ):
-        code, result = gm.cli.apply("dry", request, "--dry-run")
+        # --threshold is an edit's setting: the other tools take it without complaint
+        code, result = gm.cli.apply("dry", request, "--dry-run", "--threshold", "0.9")
         assert (code, result["status"], result["dry_run"]) == (0, "applied", True)
         assert result["diff"] and result["commits"] == []
     assert rev(gm.repo, "redline/dry", gm.env) == tip

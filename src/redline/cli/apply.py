@@ -242,8 +242,8 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
     def run(obj: Any) -> dict[str, Any]:
         if no_session:
             return _failure("invalid", obj, no_session[0], session)
-        if isinstance(obj, dict) and threshold is not None:
-            obj.setdefault("threshold", threshold)
+        if isinstance(obj, dict) and threshold is not None and obj.get("tool") == "edit":
+            obj.setdefault("threshold", threshold)  # only an edit has one
         params = {"session": session, "request": obj, "dry_run": dry_run}
         try:
             answer = client.call("apply", params)

@@ -62,9 +62,8 @@ class Served:
     permissions: Approvals
     model: str | None = None
     provider: str | None = None
-    _asking: dict[str, tuple[str, str, Decision]] = field(
-        default_factory=dict
-    )  # open approval rounds
+    # open approval rounds: the state a client echoes -> tool, path, decision, root
+    _asking: dict[str, tuple[str, str, Decision, Path | None]] = field(default_factory=dict)
 
     @property
     def names(self) -> list[str]:
@@ -85,19 +84,23 @@ def build(served: Served) -> Server[Any]:
     ) -> types.CallToolResult | types.InputRequiredResult:
         try:
             request = _request(served, params)
-            root = None
-            if params.name != "read":  # paths are judged where they will be applied
+            if params.request_state is not None:  # the answer to an approval round
+                refused = _answered(served, params)
+                if refused is not None:
+                    return _answer(refused)
+            client = _client_name(ctx)
+            while True:  # until applied or refused; each turn may ask the person once
                 async with serial:
-                    root = await anyio.to_thread.run_sync(served.backend.where, _client_name(ctx))
-            verdict = await _permit(served, ctx, params, request, root)
-            if verdict is not None:
-                return (
-                    verdict if isinstance(verdict, types.InputRequiredResult) else _answer(verdict)
-                )
-            async with serial:
-                result = await anyio.to_thread.run_sync(
-                    served.backend.apply, request, _client_name(ctx)
-                )
+                    outcome = await anyio.to_thread.run_sync(_attempt, served, request, client)
+                if isinstance(outcome, dict):
+                    result = outcome
+                    break
+                verdict = await _ask(served, ctx, params.name, *outcome)
+                if verdict is not None:
+                    if isinstance(verdict, types.InputRequiredResult):
+                        return verdict
+                    result = verdict
+                    break
         except _Refused as refused:
             result = refused.result
         except Exception as exc:  # a bug in redline: this call's error, never the server's end
@@ -174,47 +177,52 @@ def _request(served: Served, params: types.CallToolRequestParams) -> dict[str, A
     return request
 
 
-async def _permit(
+Asked = tuple[Decision, str, Path | None]  # an ask rule's decision, the path, the root
+
+
+def _attempt(
+    served: Served, request: dict[str, Any], client_name: str | None
+) -> dict[str, Any] | Asked:
+    """On the worker thread: the permission check where the paths will be applied (the
+    session's worktree in git mode), then the request. The result, or what to ask."""
+    tool = str(request["tool"])
+    if tool != "read":  # read changes nothing: no permission needed
+        root = served.backend.where(client_name)
+        decision, path = served.permissions.decide(request, root)
+        if decision.action == "deny" or (decision.action == "ask" and path is None):
+            return rejected_result(decision, tool, path)
+        if decision.action == "ask" and path is not None:
+            return decision, path, root
+    return served.backend.apply(request, client_name)
+
+
+async def _ask(
     served: Served,
     ctx: ServerRequestContext[Any],
-    params: types.CallToolRequestParams,
-    request: dict[str, Any],
+    tool: str,
+    decision: Decision,
+    path: str,
     root: Path | None,
 ) -> dict[str, Any] | types.InputRequiredResult | None:
-    """None when the call may go ahead; else the rejected result, or the question to ask."""
-    name = params.name
-    if name == "read":  # it changes nothing: no permission needed
-        return None
-    if params.request_state is not None:  # the answer to an approval round
-        refused = _answered(served, params, root)
-        if refused is not None:
-            return refused
-    while True:
-        decision, path = served.permissions.decide(request, root)
-        if decision.action == "allow":
-            return None
-        if decision.action == "deny" or path is None:
-            return rejected_result(decision, name, path)
-        if not _can_elicit(ctx):
-            return _cannot_ask(decision, name, path, "it declared no elicitation capability")
-        if not ctx.session.can_send_request:  # 2026-07-28: ask through the client's retry
-            return _round(served, decision, name, path)
-        try:
-            answer = await ctx.session.elicit_form(
-                _question(decision, name, path), _FORM, related_request_id=ctx.request_id
-            )
-        except MCPError as exc:  # the client declared elicitation but could not do it
-            return _cannot_ask(
-                decision, name, path, f"it answered the question with an error ({exc})"
-            )
-        if answer.action != "accept":
-            return _declined(decision, name, path, answer.action)
-        served.permissions.approve(name, path, root)
+    """Ask the person about ``tool`` on ``path``: None once approved (and remembered),
+    else the rejected result, or the question for a client that asks by calling again."""
+    if not _can_elicit(ctx):
+        return _cannot_ask(decision, tool, path, "it declared no elicitation capability")
+    if not ctx.session.can_send_request:  # 2026-07-28: ask through the client's retry
+        return _round(served, decision, tool, path, root)
+    try:
+        answer = await ctx.session.elicit_form(
+            _question(decision, tool, path), _FORM, related_request_id=ctx.request_id
+        )
+    except MCPError as exc:  # the client declared elicitation but could not do it
+        return _cannot_ask(decision, tool, path, f"it answered the question with an error ({exc})")
+    if answer.action != "accept":
+        return _declined(decision, tool, path, answer.action)
+    served.permissions.approve(tool, path, root)
+    return None
 
 
-def _answered(
-    served: Served, params: types.CallToolRequestParams, root: Path | None
-) -> dict[str, Any] | None:
+def _answered(served: Served, params: types.CallToolRequestParams) -> dict[str, Any] | None:
     """Take the person's answer to an approval round; the rejected result when it is no."""
     state = params.request_state or ""
     asked = served._asking.pop(state, None)
@@ -224,7 +232,7 @@ def _answered(
             "this call answers an approval that was not asked (or was answered already); "
             "call the tool again without requestState",
         )
-    tool, path, decision = asked
+    tool, path, decision, root = asked
     response = (params.input_responses or {}).get(APPROVAL)
     action = response.action if isinstance(response, types.ElicitResult) else "cancel"
     if action != "accept":
@@ -233,9 +241,11 @@ def _answered(
     return None
 
 
-def _round(served: Served, decision: Decision, tool: str, path: str) -> types.InputRequiredResult:
+def _round(
+    served: Served, decision: Decision, tool: str, path: str, root: Path | None
+) -> types.InputRequiredResult:
     state = secrets.token_urlsafe(16)  # known to this server only: an answer must echo it
-    served._asking[state] = (tool, path, decision)
+    served._asking[state] = (tool, path, decision, root)
     question = types.ElicitRequest(
         params=types.ElicitRequestFormParams(
             message=_question(decision, tool, path), requested_schema=_FORM

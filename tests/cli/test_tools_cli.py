@@ -158,7 +158,7 @@ def test_the_summary_says_what_is_shown_and_why(env: dict[str, str], repo: Path)
         "  apply_patch  JSON\n  write        JSON\n  delete       JSON\n  read         JSON\n"
         in out
     )
-    assert "claude-sonnet-4-5: not patch-native, shown edit" in out
+    assert "claude-sonnet-4-5: not patch-native (inferred: edit, write, delete)" in out
     assert "edit is denied for every path: apply_patch, write and delete instead" in out
     assert f'permission.edit = "deny"  ({repo / ".redline.toml"})' in out
     assert f"Settings read: {repo / '.redline.toml'}" in out

@@ -107,17 +107,29 @@ def test_the_schema_cannot_say_either_or_so_the_wire_format_does() -> None:
         parse_request({"tool": "edit", **both})
 
 
-def test_every_wire_field_the_schema_names_exists_in_the_wire_format() -> None:
-    from redline.tools.schema import ApplyPatchRequestModel, EditItemModel, EditRequestModel
+WIRE_MODELS = {
+    "edit": "EditRequestModel",
+    "apply_patch": "ApplyPatchRequestModel",
+    "write": "WriteRequestModel",
+    "delete": "DeleteRequestModel",
+    "read": "ReadRequestModel",
+}
 
-    edit = DEFINITIONS["edit"].parameters
-    assert set(edit["properties"]) <= set(EditRequestModel.model_fields)
-    assert set(edit["properties"]["edits"]["items"]["properties"]) == set(
-        EditItemModel.model_fields
-    )
-    assert set(DEFINITIONS["apply_patch"].parameters["properties"]) <= set(
-        ApplyPatchRequestModel.model_fields
-    )
+
+@pytest.mark.parametrize("name", TOOL_NAMES)
+def test_every_field_the_schema_names_is_a_field_of_the_wire_request(name: str) -> None:
+    from redline.tools import schema
+
+    model = getattr(schema, WIRE_MODELS[name], None)
+    if model is None:
+        pytest.skip(f"the wire format has no {WIRE_MODELS[name]} in this checkout")
+    properties = DEFINITIONS[name].parameters["properties"]
+    assert set(properties) <= set(model.model_fields) - {"tool", "turn", "model", "threshold"}
+    required = {n for n, f in model.model_fields.items() if f.is_required()} - {"tool"}
+    assert set(DEFINITIONS[name].parameters["required"]) >= required
+    if name == "edit":
+        items = properties["edits"]["items"]["properties"]
+        assert set(items) == set(schema.EditItemModel.model_fields)
 
 
 # The tolerant tiers are never advertised: a model told near misses are repaired

@@ -79,7 +79,11 @@ def select(
     native = is_patch_native(model)
     notes = [
         f"{model or 'no model given'}: "
-        + ("patch-native, shown apply_patch" if native else "not patch-native, shown edit")
+        + (
+            "patch-native (inferred: apply_patch)"
+            if native
+            else "not patch-native (inferred: edit, write, delete)"
+        )
     ]
     enabled = config.apply_patch_setting("enabled", model, provider)
     freeform = config.apply_patch_setting("freeform", model, provider)

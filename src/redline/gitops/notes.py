@@ -83,7 +83,7 @@ class NoteOperation:
     """One operation of an edit and, for a replacement, its match evidence."""
 
     path: str
-    op: str  # edit | update | add | delete | write (external)
+    op: str  # edit | update | add | delete | create | overwrite (write) | write (external)
     match_type: str | None = None
     confidence: float | None = None
     start_line: int | None = None
@@ -151,7 +151,7 @@ class Note:
     edit: str
     request: str
     session: str
-    tool: str  # edit | apply_patch | external
+    tool: str  # edit | apply_patch | write | delete | external
     model: str | None
     source: str  # agent | external
     operations: list[NoteOperation]

@@ -51,7 +51,7 @@ class RecordedOperation:
     confidence: float | None
     start_line: int | None
     end_line: int | None
-    op: str | None = None  # edit | update | add | delete | write
+    op: str | None = None  # edit | update | add | delete | create | overwrite | write
 
 
 @dataclass

@@ -26,6 +26,7 @@ HELP_ARGS = [
     ["demo", "--help"],
     ["stats", "--help"],
     ["tools", "--help"],
+    ["mcp", "--help"],
 ]
 
 

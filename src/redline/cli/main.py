@@ -25,6 +25,7 @@ COMMANDS = {
     "daemon": "redline.cli.daemon:daemon_group",
     "schema": "redline.cli.schema:schema_command",
     "tools": "redline.cli.tools:tools_command",
+    "mcp": "redline.cli.mcp:mcp_command",
     "demo": "redline.cli.demo:demo_command",
 }
 

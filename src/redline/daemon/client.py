@@ -15,6 +15,7 @@ import errno
 import itertools
 import json
 import os
+import select
 import socket
 import sys
 import time
@@ -122,6 +123,16 @@ class Client:
             err = answer["error"]
             raise RpcError(err.get("code", -32000), err.get("message", "error"), err.get("data"))
         return answer.get("result")
+
+    def peer_closed(self) -> bool:
+        """Whether the daemon has closed this connection (it stopped or restarted) while
+        no call was in flight: checked without blocking, before sending anything, so a
+        long-lived client (the MCP server) reconnects instead of losing a request."""
+        try:
+            readable, _, _ = select.select([self._sock], [], [], 0)
+        except (OSError, ValueError):  # closed on our side
+            return True
+        return bool(readable)  # nothing is due between calls: only an end of stream
 
     def close(self) -> None:
         if hasattr(self, "_reader"):

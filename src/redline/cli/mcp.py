@@ -1,0 +1,114 @@
+"""``redline mcp``: serve the model's tool surface over stdio (Model Context Protocol).
+
+This command reads the options, the environment and the configuration, picks
+the mode (git mode through a daemon session when ``--repo`` is in a git
+repository, else embedded) and hands ``redline.mcp.server`` what to serve.
+stdout belongs to the protocol: everything else goes to stderr.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from redline.cli._connect import repo_option
+
+if TYPE_CHECKING:
+    from redline.mcp.backend import Backend
+
+
+@click.command("mcp")
+@repo_option
+@click.option(
+    "--session",
+    default=None,
+    help="Git mode: the session to apply in (opened, or resumed, on the first call). "
+    "Default: a session named for the MCP client (its clientInfo.name).",
+)
+@click.option(
+    "--embedded",
+    is_flag=True,
+    help="Apply to the files under --repo in this process: no daemon, no commits "
+    "(the default when --repo is not in a git repository).",
+)
+@click.option(
+    "--model",
+    default=None,
+    help="The model the agent runs: picks its tools (patch-native models get apply_patch) "
+    "and is recorded in each edit's note. Default: the edit tools.",
+)
+@click.option("--provider", default=None, help="The model's provider, for compat overrides.")
+def mcp_command(
+    repo: Path, session: str | None, embedded: bool, model: str | None, provider: str | None
+) -> None:
+    """Serve redline's tools to an MCP client over stdio.
+
+    \b
+    Git mode: each call goes through a daemon session (one commit per change,
+    evidence in git notes). Embedded: applies under the folder, in this process.
+    The tools are the surface for --model: edit, write, delete, read; or
+    apply_patch and read for a patch-native model.
+    """
+    from redline.daemon.paths import NoRepository, common_dir
+    from redline.tools.config import repository_root
+
+    if session is not None and embedded:
+        raise click.UsageError("--session and --embedded exclude each other: choose one mode")
+    try:
+        common_dir(repo)
+        in_git = True
+    except NoRepository:
+        in_git = False
+    if session is not None:
+        if not in_git:
+            raise click.UsageError(
+                f"--session needs a git repository, and {repo} is not in one: give --repo a "
+                "path inside a repository, or drop --session to apply under the folder"
+            )
+        from redline.gitops.names import check_name
+
+        check_name(session)  # refused now rather than on every call
+    git_mode = in_git and not embedded
+    root = repository_root(repo) if git_mode else repo.resolve()
+
+    from redline.mcp.backend import Embedded, Session
+
+    backend: Backend
+    if git_mode:
+        from redline.cli._connect import daemon_client_started
+
+        backend = Session(lambda: daemon_client_started(repo), session)
+    else:
+        backend = Embedded(root)
+    _serve(root, backend, model, provider, git_mode, session)
+
+
+def _serve(
+    root: Path,
+    backend: Backend,
+    model: str | None,
+    provider: str | None,
+    git_mode: bool,
+    session: str | None,
+) -> None:
+    import anyio
+
+    from redline.mcp.approvals import Approvals
+    from redline.mcp.server import Served, serve
+    from redline.tools.config import load_config
+    from redline.tools.definitions import DEFINITIONS
+    from redline.tools.surface import select
+
+    config = load_config(root)
+    surface = select(model, provider=provider, endpoint="chat", config=config)
+    tools = [DEFINITIONS[name] for name in surface.tools]
+    where = (
+        f"git mode in {root}, session {session or '(named for the client)'}"
+        if git_mode
+        else f"embedded under {root}"
+    )
+    click.echo(f"redline mcp: {where}; tools: {', '.join(surface.tools)}", err=True)
+    served = Served(tools, backend, Approvals(config.permissions), model, provider)
+    anyio.run(serve, served)

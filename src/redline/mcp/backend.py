@@ -1,0 +1,170 @@
+"""Where an MCP server's requests go: a daemon session (git mode) or a folder (embedded).
+
+Both take the wire request (the same JSON as ``redline apply`` reads) and give
+the result dict; neither raises for anything a request or the daemon does —
+a problem is the request's result, so the agent always gets an answer. Calls
+block: the server runs them on a worker thread, one at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from redline.cli.apply import (
+    _embedded_runner,
+    _failure,
+    _guarded,
+    _rpc_error,
+    _rpc_status,
+)
+
+if TYPE_CHECKING:
+    from redline.daemon.client import Client
+
+Connect = Callable[[], tuple["Client", bool]]  # a daemon client, and whether it was started
+
+
+class Backend(Protocol):
+    def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]: ...
+
+    def where(self, client_name: str | None) -> Path | None:
+        """The folder request paths are relative to (None when it cannot be known now:
+        the request then fails in ``apply``, saying why)."""
+
+    def close(self) -> None: ...
+
+
+class Embedded:
+    """Requests applied to the files under ``root`` in this process (``redline apply --root``)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._run = _embedded_runner(root, dry_run=False, threshold=None)
+
+    def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]:
+        return self._run(request)
+
+    def where(self, client_name: str | None) -> Path | None:
+        return self.root
+
+    def close(self) -> None:
+        pass
+
+
+class Session:
+    """Requests sent to a daemon session: the one named, or else one named for the client
+    (``naming.session_name_for``), opened on the first call — or used as it is when it
+    is open already, resumed when only its branch is left.
+
+    One connection serves every call. A daemon that stopped or restarted between
+    calls is reconnected to (started again if need be) before the next request goes
+    out; a connection lost during a call is that call's ``failed`` result, saying
+    how to find out whether it was committed.
+    """
+
+    def __init__(self, connect: Connect, name: str | None) -> None:
+        self._connect = connect
+        self._named = name
+        self._client: Client | None = None
+        self.name: str | None = None  # the session in use, once the first call opened it
+        self.worktree: Path | None = None  # its worktree, known once it is open
+
+    def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]:
+        self._name(client_name)
+        return _guarded(self._send, self._unsure(), self.name)(request)
+
+    def where(self, client_name: str | None) -> Path | None:
+        """The session's worktree (the session opened when it is not yet)."""
+        from redline.engine.errors import RedlineError
+
+        self._name(client_name)
+        try:
+            self._ready()
+        except (RedlineError, OSError):
+            return None  # the request's apply reports it
+        return self.worktree
+
+    def _name(self, client_name: str | None) -> None:
+        if self.name is None:
+            from redline.mcp.naming import session_name_for
+
+            self.name = self._named or session_name_for(client_name)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _send(self, request: Any) -> dict[str, Any]:
+        from redline.daemon import protocol
+        from redline.daemon.protocol import RpcError
+        from redline.engine.errors import RedlineError
+
+        assert self.name is not None
+        try:
+            client = self._ready()
+        except RpcError as exc:  # session.open refused: the name, the base, the repository
+            return _failure(_rpc_status(exc), request, _rpc_error(exc), self.name)
+        except RedlineError as exc:
+            error = f"{exc}; nothing was sent to the daemon, so nothing was applied"
+            return _failure("failed", request, error, self.name)
+        try:
+            answer = client.call("apply", {"session": self.name, "request": request})
+        except RpcError as exc:
+            if exc.code == protocol.CONNECTION_CLOSED:
+                self.close()
+                error = f"the daemon closed the connection before answering; {self._unsure()}"
+                return _failure("failed", request, error, self.name)
+            return _failure(_rpc_status(exc), request, _rpc_error(exc), self.name)
+        except OSError as exc:
+            self.close()
+            error = f"lost the connection to the daemon ({exc}); {self._unsure()}"
+            return _failure("failed", request, error, self.name)
+        if not isinstance(answer, dict) or "status" not in answer:
+            raise ValueError(f"the daemon answered {answer!r:.300}, not a result")
+        return answer
+
+    def _ready(self) -> Client:
+        """The connection, made (and the session opened) when there is none or the daemon
+        went away since the last call."""
+        if self._client is not None and self._client.peer_closed():
+            self.close()
+        if self._client is None:
+            client, _ = self._connect()
+            try:
+                self._open(client)
+            except BaseException:
+                client.close()
+                raise
+            self._client = client
+        return self._client
+
+    def _open(self, client: Client) -> None:
+        from redline.daemon.protocol import RpcError
+
+        if self._is_open(client):
+            return
+        try:
+            opened = client.call("session.open", {"name": self.name})
+        except RpcError:
+            if not self._is_open(client):  # not another server of this client opening it too
+                raise
+            return
+        self.worktree = Path(opened["worktree"])
+
+    def _is_open(self, client: Client) -> bool:
+        for item in client.call("session.list") or []:
+            if item.get("name") == self.name:
+                self.worktree = Path(item["worktree"])
+                return True
+        return False
+
+    def _unsure(self) -> str:
+        session = self.name or self._named or "<session>"
+        return (
+            "the daemon may or may not have committed it: `redline log "
+            f"{session}` shows the session's commits; check there (or re-read the file) "
+            "before sending it again"
+        )

@@ -182,7 +182,11 @@ def test_an_empty_policy_file_gives_the_defaults_from_that_file() -> None:
     [
         ("[guard\n", "line 1, column 7", "not valid TOML: Expected ']'"),
         ('guard = "strict"\n', "guard", "must be a table"),
-        ('[policy]\naction = "review"\n', "policy", "unknown key; only [guard] is read"),
+        (
+            '[policy]\naction = "review"\n',
+            "policy",
+            "unknown key; only [guard] and [[validate]] are read",
+        ),
         (
             '[guard]\nmode = "review"\n',
             "guard.mode",

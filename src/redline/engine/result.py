@@ -47,6 +47,7 @@ class GroupReport:
     paths: list[str]
     operations: list[str]
     reason: str | None = None
+    validation: list[dict[str, Any]] = field(default_factory=list)  # per file, when asked for
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,9 @@ class Result:
     session: str | None = None  # git mode: the session the request ran in
     commits: list[Commit] = field(default_factory=list)  # git mode: one per file group
     flags: list[dict[str, str]] = field(default_factory=list)  # guard rules the edit broke
+    # Syntax validation, when asked for (engine.validate): the file's report, or in a
+    # patch the first file that failed (each group's reports are in its GroupReport).
+    validation: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -117,6 +121,9 @@ class Result:
             report["paths"] = list(report["paths"])
             if "operations" in report:
                 report["operations"] = list(report["operations"])
+                report["validation"] = [dict(v) for v in report["validation"]]
+        if self.validation is not None:
+            data["validation"] = dict(self.validation)
         return data
 
 

@@ -16,23 +16,39 @@ from redline.fsops.files import resolve, write_atomic
 
 if TYPE_CHECKING:
     from redline.engine.patch import PatchRequest
+    from redline.engine.policy import Policy
 
 
 def apply_in_directory(
-    root: Path, request: EditRequest | PatchRequest, *, dry_run: bool = False
+    root: Path,
+    request: EditRequest | PatchRequest,
+    *,
+    dry_run: bool = False,
+    policy: Policy | None = None,
 ) -> Result:
-    """Run ``request`` against the files under ``root``; write unless ``dry_run``."""
+    """Run ``request`` against the files under ``root``; write unless ``dry_run``.
+
+    A file is validated (engine.validate) when the request asks for it or
+    ``policy`` (the root's, read by the caller) names its path.
+    """
     if isinstance(request, EditRequest):
-        result = _edit(root, request, dry_run)
+        result = _edit(root, request, dry_run, policy)
     else:  # the patch machinery loads only for patches: a stream of edits starts faster
         from redline.fsops.patch import apply_patch_in_directory
 
-        result = apply_patch_in_directory(root, request.patch, dry_run=dry_run)
+        validate = policy.validates if policy is not None and policy.validate else None
+        if request.validate:
+            validate = _always
+        result = apply_patch_in_directory(root, request.patch, dry_run=dry_run, validate=validate)
     result.dry_run = dry_run
     return result
 
 
-def _edit(root: Path, given: EditRequest, dry_run: bool) -> Result:
+def _always(path: str) -> bool:
+    return True
+
+
+def _edit(root: Path, given: EditRequest, dry_run: bool, policy: Policy | None) -> Result:
     # An absolute path inside the root is used, and reported, relative to it; any
     # accepted spelling is reported as the policy normalises it.
     request = replace(given, path=relative_to_root(root, given.path))
@@ -50,6 +66,8 @@ def _edit(root: Path, given: EditRequest, dry_run: bool) -> Result:
             path=request.path,
             error=f"cannot read {request.path!r}: {exc.strerror}; check its permissions",
         )
+    if not request.validate and policy is not None and policy.validates(request.path):
+        request = replace(request, validate=True)
     outcome = apply_edit(data, request)
     if outcome.data is not None and not dry_run:
         try:

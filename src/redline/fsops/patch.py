@@ -57,14 +57,16 @@ def apply_patch_in_directory(
     *,
     dry_run: bool = False,
     before_write: Callable[[], None] | None = None,
+    validate: Callable[[str], bool] | None = None,
 ) -> Result:
     """Plan ``text`` against ``root`` and write the groups that apply.
 
     ``before_write`` runs between planning and writing (a seam for tests of the
-    changed-after-planning check).
+    changed-after-planning check); ``validate`` names the paths that must still
+    parse (engine.patch.apply_patch).
     """
     snapshot = DirectorySnapshot(root)
-    outcome = apply_patch(text, snapshot)
+    outcome = apply_patch(text, snapshot, validate)
     if dry_run or not outcome.changes:
         return outcome.result
     if before_write is not None:

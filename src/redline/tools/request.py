@@ -27,9 +27,10 @@ _EDIT_FIELDS = frozenset(
         "threshold",
         "turn",
         "model",
+        "validate",
     ]
 )
-_PATCH_FIELDS = frozenset(["tool", "patch", "turn", "model"])
+_PATCH_FIELDS = frozenset(["tool", "patch", "turn", "model", "validate"])
 _ITEM_FIELDS = frozenset(["old_string", "new_string", "replace_all"])
 
 
@@ -57,7 +58,8 @@ def _common(obj: Any, default_threshold: float | None) -> tuple[EditRequest | Pa
         from redline.engine.patch import PatchRequest  # the patch machinery, only for patches
 
         _optional(obj, "model", str)
-        return PatchRequest(_text(obj.get("patch"))), _turn(obj)
+        validate = bool(_optional(obj, "validate", bool))
+        return PatchRequest(_text(obj.get("patch")), validate), _turn(obj)
     if tool != "edit" or not obj.keys() <= _EDIT_FIELDS:
         raise _Unusual
     path = _text(obj.get("path"))
@@ -66,6 +68,7 @@ def _common(obj: Any, default_threshold: float | None) -> tuple[EditRequest | Pa
     _optional(obj, "model", str)
     turn = _turn(obj)
     threshold = _threshold(obj) or default_threshold or DEFAULT_THRESHOLD
+    validate = bool(_optional(obj, "validate", bool))
     old = _optional(obj, "old_string", str)
     new = _optional(obj, "new_string", str)
     replace_all = _optional(obj, "replace_all", bool)
@@ -74,10 +77,11 @@ def _common(obj: Any, default_threshold: float | None) -> tuple[EditRequest | Pa
         if old is not None or new is not None or replace_all is not None:
             raise _Unusual  # the wire format says which fields to drop
         items = tuple(_item(e) for e in _items(edits))
-        return EditRequest(path, items, batch=True, threshold=threshold), turn
+        return EditRequest(path, items, batch=True, threshold=threshold, validate=validate), turn
     if old is None or new is None:
         raise _Unusual  # the wire format names the missing field
-    return EditRequest(path, (EditItem(old, new, bool(replace_all)),), threshold=threshold), turn
+    item = EditItem(old, new, bool(replace_all))
+    return EditRequest(path, (item,), threshold=threshold, validate=validate), turn
 
 
 def _text(value: Any) -> str:

@@ -49,6 +49,7 @@ class EditRequestModel(_Wire):
     threshold: Threshold | None = None
     turn: StrictStr | int | None = None
     model: StrictStr | None = None
+    validate_: StrictBool | None = Field(default=None, alias="validate")  # must still parse
 
 
 class ApplyPatchRequestModel(_Wire):
@@ -58,6 +59,7 @@ class ApplyPatchRequestModel(_Wire):
     patch: StrictStr
     turn: StrictStr | int | None = None
     model: StrictStr | None = None
+    validate_: StrictBool | None = Field(default=None, alias="validate")  # must still parse
 
 
 RequestModel = Annotated[EditRequestModel | ApplyPatchRequestModel, Field(discriminator="tool")]
@@ -84,7 +86,7 @@ def parse_request(
             patch = ApplyPatchRequestModel.model_validate(obj)
         except ValidationError as exc:
             raise RequestError(_explain(exc, PATCH_EXAMPLE)) from None
-        return PatchRequest(patch.patch), patch.turn
+        return PatchRequest(patch.patch, bool(patch.validate_)), patch.turn
     if tool != "edit":
         raise RequestError(
             f'unknown tool {tool!r}; use "edit" or "apply_patch", e.g. {REQUEST_EXAMPLE}',
@@ -100,6 +102,7 @@ def parse_request(
     except ValidationError as exc:
         raise RequestError(_explain(exc, REQUEST_EXAMPLE)) from None
     threshold = model.threshold or default_threshold or DEFAULT_THRESHOLD
+    validate = bool(model.validate_)
     single = (model.old_string, model.new_string, model.replace_all)
     if model.edits is not None:
         if any(field is not None for field in single):
@@ -107,7 +110,8 @@ def parse_request(
                 "give either old_string/new_string/replace_all or edits, not both", "edits"
             )
         items = tuple(EditItem(e.old_string, e.new_string, e.replace_all) for e in model.edits)
-        return EditRequest(model.path, items, batch=True, threshold=threshold), model.turn
+        request = EditRequest(model.path, items, batch=True, threshold=threshold, validate=validate)
+        return request, model.turn
     missing = [n for n, v in (("old_string", single[0]), ("new_string", single[1])) if v is None]
     if missing:
         raise RequestError(
@@ -117,7 +121,7 @@ def parse_request(
         )
     assert model.old_string is not None and model.new_string is not None
     item = EditItem(model.old_string, model.new_string, bool(model.replace_all))
-    return EditRequest(model.path, (item,), threshold=threshold), model.turn
+    return EditRequest(model.path, (item,), threshold=threshold, validate=validate), model.turn
 
 
 def _explain(exc: ValidationError, example: str) -> str:

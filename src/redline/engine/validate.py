@@ -17,11 +17,12 @@ where, not by line number (lines shift): an error's key is its kind — the
 parser's message with line numbers taken out, or for tree-sitter "error" /
 "missing X" — and the text of the line it is on, stripped. The errors after the
 change, less as many errors of each key as the file had before, are the
-introduced ones. Python, JSON, TOML and YAML report only their first error, so
-for them the rule reads: a file broken before and after with the same first
-error (message and line text) is not blamed, even if the change adds an error
-further down that the parser cannot see past the first; a different first
-error is introduced.
+introduced ones. Python, JSON, TOML and YAML report only their first error: for
+them, a first error after the change that the file did not have before is
+introduced; when the file was broken before and after with the same first
+error (message and line text), the parser cannot see past it, so the file is
+compared again with tree-sitter's grammar for the language, which reports every
+error (the report then names tree-sitter as its parser).
 
 The content before is parsed only when the content after has errors: a change
 that leaves the file parseable costs one parse. The parsers load on first use
@@ -30,7 +31,6 @@ that leaves the file parseable costs one parse. The parsers load on first use
 
 from __future__ import annotations
 
-import contextlib
 import re
 import threading
 import warnings
@@ -165,6 +165,8 @@ class Language:
     name: str
     parser: str
     errors: Callable[[bytes], list[SyntaxProblem]]  # every error the parser reports
+    # The tree-sitter grammar that looks past the first error of a parser that stops there.
+    past_first: str | None = None
 
 
 def language_for(path: str) -> Language | None:
@@ -197,27 +199,51 @@ def validate(path: str, before: bytes | None, after: bytes) -> Validation:
         return Validation(path, language.name, language.parser, skipped=f"not text: {exc}")
     if not found:
         return Validation(path, language.name, language.parser)
-    old: Counter[tuple[str, str]] = Counter()
-    if before is not None:
-        with contextlib.suppress(FileFormatError):  # not text before: every error is new
-            old = Counter(e.key() for e in language.errors(before))
-    introduced = []
-    preexisting = 0
-    for error in found:
-        key = error.key()
-        if old[key] > 0:
-            old[key] -= 1
-            preexisting += 1
-        else:
-            introduced.append(error)
+    old = _errors(language.errors, before)
+    parser = language.parser
+    introduced, preexisting = _new(found, old)
+    if old and not introduced and language.past_first is not None:
+        # Broken before and after at the same place: what lies past it, by a grammar
+        # that reports every error.
+        every = _tree_sitter(language.past_first)
+        introduced, preexisting = _new(every(after), _errors(every, before))
+        parser = "tree-sitter"
     return Validation(
         path,
         language.name,
-        language.parser,
+        parser,
         tuple(introduced[:REPORTED]),
         len(introduced),
         preexisting,
     )
+
+
+def _errors(
+    errors: Callable[[bytes], list[SyntaxProblem]], data: bytes | None
+) -> list[SyntaxProblem]:
+    """The errors of the content before a change (none when there was none, or no text)."""
+    if data is None:
+        return []
+    try:
+        return errors(data)
+    except FileFormatError:
+        return []
+
+
+def _new(
+    after: list[SyntaxProblem], before: list[SyntaxProblem]
+) -> tuple[list[SyntaxProblem], int]:
+    """The errors of ``after`` that ``before`` did not have (by key, counted), and how many
+    it did have."""
+    old = Counter(e.key() for e in before)
+    introduced = []
+    for error in after:
+        key = error.key()
+        if old[key] > 0:
+            old[key] -= 1
+        else:
+            introduced.append(error)
+    return introduced, len(after) - len(introduced)
 
 
 def refusal(report: Validation, matched: Result | None = None, change: str = "edit") -> Result:
@@ -388,17 +414,19 @@ def _tree_errors(root: tree_sitter.Node, source: bytes) -> list[SyntaxProblem]:
     if not root.has_error:
         return []
     lines = source.split(b"\n")
-    found: list[SyntaxProblem] = []
+    found: dict[tuple[int, int, str], SyntaxProblem] = {}  # one error at one place, once
     stack = [root]
     while stack and len(found) < _SCANNED:
         node = stack.pop()
         if node.is_missing:
-            found.append(_problem(node, lines, f"missing {node.type}", f"missing {node.type}"))
+            problem = _problem(node, lines, f"missing {node.type}", f"missing {node.type}")
         elif node.is_error:
-            found.append(_problem(node, lines, _unexpected(node, source), "error"))
+            problem = _problem(node, lines, _unexpected(node, source), "error")
         else:
             stack.extend(reversed([c for c in node.children if c.has_error]))
-    return found
+            continue
+        found.setdefault((problem.line, problem.column, problem.message), problem)
+    return list(found.values())
 
 
 def _problem(node: tree_sitter.Node, lines: list[bytes], message: str, kind: str) -> SyntaxProblem:
@@ -425,14 +453,16 @@ def _unexpected(node: tree_sitter.Node, source: bytes) -> str:
 
 
 def _languages() -> dict[str, Language]:
+    python = Language("python", "compile", _python, "python")
+    yaml = Language("yaml", "pyyaml", _yaml, "yaml")
     table = {
-        ".py": Language("python", "compile", _python),
-        ".pyi": Language("python", "compile", _python),
-        ".pyw": Language("python", "compile", _python),
-        ".json": Language("json", "json", _json),
-        ".toml": Language("toml", "tomllib", _toml),
-        ".yaml": Language("yaml", "pyyaml", _yaml),
-        ".yml": Language("yaml", "pyyaml", _yaml),
+        ".py": python,
+        ".pyi": python,
+        ".pyw": python,
+        ".json": Language("json", "json", _json, "json"),
+        ".toml": Language("toml", "tomllib", _toml, "toml"),
+        ".yaml": yaml,
+        ".yml": yaml,
     }
     # JSON with comments (VS Code settings, tsconfig): tree-sitter's JSON grammar reads them.
     table[".jsonc"] = Language("jsonc", "tree-sitter", _tree_sitter("json"))

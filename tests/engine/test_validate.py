@@ -9,6 +9,8 @@ import sys
 import warnings
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from redline.engine.result import Result
 from redline.engine.validate import REPORTED, TREE_SITTER, language_for, refusal, validate
@@ -280,3 +282,94 @@ def test_parsers_load_only_for_files_of_their_kind(
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == loaded
+
+
+# --- Python compiled in parts ------------------------------------------------------------
+
+MODULE = (
+    '"""A module."""\n\nfrom __future__ import annotations\n\nimport os\n\n\n'
+    "@decorate\n@twice\ndef first(a: int) -> int:\n    return a + 1\n\n\n"
+    "class Second:\n    def method(self) -> None:\n        pass\n\n\n"
+    "async def third() -> None:\n    await first(1)\n"
+)
+
+
+def test_an_edit_of_a_file_validated_before_compiles_only_the_part_it_changed() -> None:
+    from redline.engine import validate as module
+
+    module.forget_compiled_parts()
+    assert not validate("m.py", None, MODULE.encode()).failed
+    known = len(module._known)
+    assert known == 4  # the head, first (with its decorators), Second, third
+    changed = MODULE.replace("return a + 1", "return a + 2")
+    assert not validate("m.py", MODULE.encode(), changed.encode()).failed
+    assert len(module._known) == known + 1
+
+
+def test_parts_keep_the_first_parts_future_imports() -> None:
+    """With ``annotations`` from __future__, a yield in an annotation is an error; without
+    it, in a nested function, it is not: a part compiled alone must keep the flag."""
+    part = "def outer():\n    def f(x: (yield)) -> None:\n        pass\n"
+    assert _compiles(part)
+    text = "from __future__ import annotations\n\n" + part
+    assert not _compiles(text)
+    [error] = validate("a.py", None, text.encode()).errors
+    assert "annotation" in error.message
+
+
+def test_a_future_import_after_the_first_part_is_an_error_of_the_file() -> None:
+    text = "import os\n\ndef f():\n    pass\n\nfrom __future__ import annotations\n"
+    [error] = validate("a.py", None, text.encode()).errors
+    assert "from __future__ imports must occur at the beginning of the file" in error.message
+
+
+def test_a_boundary_inside_a_string_compiles_the_whole_file() -> None:
+    text = 'DOC = """\ndef example():\n    return 1\n"""\n\ndef real():\n    return DOC\n'
+    assert not validate("a.py", None, text.encode()).failed
+    broken = text.replace('    return 1\n"""\n', "    return 1\n")  # the string never closes
+    assert validate("a.py", None, broken.encode()).failed
+
+
+def _compiles(text: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<test>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _stdlib_sources() -> list[str]:
+    import sysconfig
+    from pathlib import Path
+
+    lib = Path(sysconfig.get_paths()["stdlib"])
+    names = ("textwrap.py", "shlex.py", "dataclasses.py", "fractions.py", "ast.py")
+    return [(lib / name).read_text() for name in names]
+
+
+SOURCES = _stdlib_sources()
+SLIPS = ["", "(", ")", '"""', "'", ":", "\n", "    ", "\\", "def ", "[", "@", "async ", "}"]
+
+
+@given(
+    st.sampled_from(range(len(SOURCES))),
+    st.floats(0, 1),
+    st.sampled_from(SLIPS),
+    st.integers(0, 3),
+)
+@settings(max_examples=300)
+def test_compiling_in_parts_agrees_with_compiling_whole(
+    source: int, where: float, slip: str, cut: int
+) -> None:
+    """A slip anywhere in a real module: the parts say it compiles only when it does."""
+    from redline.engine import validate as module
+
+    text = SOURCES[source]
+    at = int(where * len(text))
+    mutated = text[:at] + slip + text[at + cut :]
+    report = validate("m.py", None, mutated.encode())
+    assert report.failed is (not _compiles(mutated))
+    if module._compiles_in_parts(mutated):
+        assert _compiles(mutated)

@@ -30,7 +30,9 @@ that leaves the file parseable costs one parse. The parsers load on first use
 """
 
 from __future__ import annotations
+import __future__
 
+import hashlib
 import re
 import threading
 import warnings
@@ -301,6 +303,8 @@ def _python(data: bytes) -> list[SyntaxProblem]:
     try:
         with _COMPILING, warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            if _compiles_in_parts(text):
+                return []
             compile(text, "<edit>", "exec", dont_inherit=True)
     except SyntaxError as exc:  # IndentationError and TabError too
         line = exc.lineno or 1
@@ -311,6 +315,73 @@ def _python(data: bytes) -> list[SyntaxProblem]:
     except (RecursionError, MemoryError):
         return [SyntaxProblem(1, 1, "too deeply nested to compile", _line(text, 1))]
     return []
+
+
+# A file compiles when each of its top-level parts compiles alone, and the parts known to
+# compile are remembered: an edit of a file validated before compiles one part, not all.
+#
+# The parts begin at column-0 ``def``, ``async def``, ``class`` and decorator lines (a
+# decorated definition stays whole). A part that compiles alone ends with every bracket,
+# string and block closed, so the whole file reads as its parts do; a boundary that falls
+# inside a string or a bracket leaves a part that does not compile, and then the whole
+# file is compiled as one. The first part's ``from __future__`` imports apply to every
+# part, and one in a later part (an error in the file, not in the part) means the whole
+# file is compiled.
+_PART = re.compile(r"^(?:def|class|async[ \t]+def)[ \t]|^@", re.M)
+_FUTURE = re.compile(r"^from[ \t]+__future__[ \t]+import[ \t]+\(?([\w \t,\\\n]+)", re.M)
+_KNOWN_PARTS = 50_000
+_known: dict[bytes, None] = {}  # digests of parts that compiled, oldest first
+
+
+def _compiles_in_parts(text: str) -> bool:
+    """Every top-level part of ``text`` compiles alone (see above); False when one does not,
+    or the file is not made of parts (then the caller compiles it whole)."""
+    parts = _parts(text)
+    if len(parts) < 2 or any("__future__" in part for part in parts[1:]):
+        return False
+    flags = _future_flags(parts[0])
+    salt = flags.to_bytes(8, "little")
+    for part in parts:
+        digest = hashlib.blake2b(salt + part.encode("utf-8", "surrogatepass"), digest_size=16)
+        key = digest.digest()
+        if key in _known:
+            continue
+        try:
+            compile(part, "<edit>", "exec", flags=flags, dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        _known[key] = None
+        if len(_known) > _KNOWN_PARTS:
+            del _known[next(iter(_known))]
+    return True
+
+
+def _parts(text: str) -> list[str]:
+    starts = [0]
+    for found in _PART.finditer(text):
+        at = found.start()
+        if at == 0:
+            continue
+        previous = text[text.rfind("\n", 0, at - 1) + 1 : at]
+        if not previous.startswith("@"):  # not the definition a decorator stands on
+            starts.append(at)
+    return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+
+
+def _future_flags(first: str) -> int:
+    flags = 0
+    for names in _FUTURE.findall(first):
+        for name in re.split(r"[\s,\\()]+", names):
+            feature = getattr(__future__, name, None)
+            if isinstance(feature, __future__._Feature):
+                flags |= feature.compiler_flag
+    return flags
+
+
+def forget_compiled_parts() -> None:
+    """Forget which Python parts compiled (a bench measures a first validation with it)."""
+    with _COMPILING:
+        _known.clear()
 
 
 # --- JSON, TOML, YAML ------------------------------------------------------------------

@@ -25,8 +25,12 @@ compared again with tree-sitter's grammar for the language, which reports every
 error (the report then names tree-sitter as its parser).
 
 The content before is parsed only when the content after has errors: a change
-that leaves the file parseable costs one parse. The parsers load on first use
-(tree-sitter and PyYAML only for a file of their kind).
+that leaves the file parseable costs one parse, and for Python less after the
+first (the top-level parts that compiled are remembered: see ``_compiles_in_parts``).
+The parsers load on first use (tree-sitter and PyYAML only for a file of their
+kind). Callers: an edit (engine.edit, ``EditRequest.validate``), each file of a
+patch group (engine.patch.validate_groups); a refused change's result is
+:func:`refusal`'s.
 """
 
 from __future__ import annotations

@@ -299,3 +299,27 @@ def test_a_join_rejects_when_either_side_does() -> None:
     reject = Policy("reject", default_rules(), ".redline.toml")
     assert review.stricter(reject, "x").action == "reject"
     assert reject.stricter(review, "x").action == "reject"
+
+
+# --- the paths whose files must still parse --------------------------------------------
+
+
+def test_validation_is_off_by_default_and_on_for_the_named_paths() -> None:
+    assert not Policy().validates("src/app.py")
+    policy = Policy(validate=("**/*.py", "config/*.json"))
+    assert policy.validates("app.py")
+    assert policy.validates("src/deep/app.py")
+    assert policy.validates("config/a.json")
+    assert not policy.validates("data/a.json")
+    assert not policy.validates("src/app.pyc")
+
+
+def test_a_join_validates_the_paths_of_both() -> None:
+    base = Policy("review", default_rules(), ".redline.toml", ("**/*.py",))
+    session = Policy("review", default_rules(), ".redline.toml", ("*.json",))
+    joined = session.stricter(base, "at the base")
+    assert joined.validate == ("*.json", "**/*.py")
+    assert joined.validates("a.py") and joined.validates("a.json")
+    # a session policy without [[validate]] does not turn the base's off
+    assert Policy("review", default_rules()).stricter(base, "at the base").validates("a.py")
+    assert base.stricter(Policy("review", default_rules()), "x") is base

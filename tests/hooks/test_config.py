@@ -185,7 +185,7 @@ def test_an_empty_policy_file_gives_the_defaults_from_that_file() -> None:
         (
             '[policy]\naction = "review"\n',
             "policy",
-            "unknown key; use [guard], [permission] or [compat]",
+            "unknown key; use [guard], [[validate]], [permission] or [compat]",
         ),
         (
             '[guard]\nmode = "review"\n',
@@ -410,3 +410,60 @@ def test_the_tool_sections_of_the_same_file_are_left_to_the_tools() -> None:
     text = '[permission]\nedit = "deny"\n\n[compat.apply_patch]\nfreeform = false\n'
     policy = parse_policy(text, ".redline.toml")
     assert policy.rules == DEFAULTS
+
+
+# --- [[validate]]: the paths whose files must still parse --------------------------------
+
+
+def test_validate_tables_name_the_paths_to_validate() -> None:
+    policy = parse_policy(
+        '[[validate]]\npaths = ["**/*.py", "**/*.json"]\n\n[[validate]]\npaths = "ci/*.yml"\n',
+        ".redline.toml",
+    )
+    assert policy.validate == ("**/*.py", "**/*.json", "ci/*.yml")
+    assert policy.rules == DEFAULTS  # the guard's rules are untouched
+    assert parse_policy('[guard]\naction = "review"\n', ".redline.toml").validate == ()
+
+
+def test_validate_in_pyproject_and_in_a_commit(tmp_path: Path) -> None:
+    pyproject = '[project]\nname = "x"\n\n[[tool.redline.validate]]\npaths = ["src/**/*.py"]\n'
+    policy = policy_in(tmp_path, {"pyproject.toml": pyproject})
+    assert policy.validate == ("src/**/*.py",)
+    assert policy.validates("src/pkg/mod.py")
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "problem"),
+    [
+        ('validate = "**/*.py"\n', "validate", "must be an array of tables"),
+        ("validate = [1]\n", "validate[1]", "must be a table with paths"),
+        ("[[validate]]\n", "validate[1].paths", "must be a glob or a non-empty list of globs"),
+        ("[[validate]]\npaths = []\n", "validate[1].paths", "must be a glob or a non-empty list"),
+        (
+            '[[validate]]\npaths = ["*.py"]\n\n[[validate]]\npaths = ["*.ts"]\nparser = "x"\n',
+            "validate[2].parser",
+            "unknown key; use paths",
+        ),
+    ],
+)
+def test_a_bad_validate_table_is_refused_with_its_key(text: str, where: str, problem: str) -> None:
+    error = error_in(text)
+    assert error.where == where
+    assert problem in error.problem
+    assert str(error).startswith(f"invalid guard policy in .redline.toml: {where}: ")
+
+
+def test_the_policy_on_disk_is_read_for_embedded_mode(tmp_path: Path) -> None:
+    from redline.hooks.config import policy_in_directory
+
+    assert policy_in_directory(tmp_path).validate == ()  # no file: the defaults
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    assert policy_in_directory(tmp_path).validate == ()
+    (tmp_path / "pyproject.toml").write_text('[[tool.redline.validate]]\npaths = "*.toml"\n')
+    assert policy_in_directory(tmp_path).validate == ("*.toml",)
+    # .redline.toml wins over pyproject.toml, as in a commit
+    (tmp_path / ".redline.toml").write_text('[[validate]]\npaths = "*.py"\n')
+    assert policy_in_directory(tmp_path).validate == ("*.py",)
+    (tmp_path / ".redline.toml").write_text("[[validate]\n")
+    with pytest.raises(PolicyError, match="line 1"):
+        policy_in_directory(tmp_path)

@@ -31,6 +31,7 @@ OPTIONAL = {
     "threshold": st.one_of(VALUE, st.floats(0.01, 1.0)),
     "turn": st.one_of(VALUE, st.integers()),
     "model": VALUE,
+    "validate": VALUE,
 }
 EDIT = st.fixed_dictionaries(
     {"tool": st.just("edit"), "path": TEXT, "old_string": TEXT, "new_string": TEXT},
@@ -42,11 +43,11 @@ BATCH = st.fixed_dictionaries(
 )
 PATCH = st.fixed_dictionaries(
     {"tool": st.just("apply_patch"), "patch": TEXT},
-    optional={"turn": OPTIONAL["turn"], "model": VALUE},
+    optional={"turn": OPTIONAL["turn"], "model": VALUE, "validate": VALUE},
 )
 FIELDS = [
     "tool", "path", "old_string", "new_string", "replace_all", "edits", "threshold", "turn",
-    "model", "patch", "extra",
+    "model", "patch", "validate", "extra",
 ]  # fmt: skip
 
 

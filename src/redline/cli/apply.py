@@ -21,6 +21,7 @@ from redline.cli._connect import repo_option
 if TYPE_CHECKING:
     from redline.daemon.protocol import RpcError
     from redline.engine.errors import RedlineError
+    from redline.engine.policy import Policy
     from redline.engine.result import Status
     from redline.fsops.behind import WriteBehind
 
@@ -242,19 +243,38 @@ def _embedded_runner(
     from redline.tools.request import parse_request
 
     hints = FailureHints()
+    policy, unreadable = _embedded_policy(root)
 
     def run(obj: Any) -> dict[str, Any]:
         try:
             request, turn = parse_request(obj, threshold)
         except RequestError as exc:
             return Result("invalid", path=_given_path(obj), error=str(exc)).to_dict()
-        result = apply_in_directory(root, request, dry_run=dry_run, behind=behind)
+        if unreadable is not None:
+            return Result("rejected", path=_given_path(obj), error=unreadable).to_dict()
+        result = apply_in_directory(root, request, dry_run=dry_run, behind=behind, policy=policy)
         if isinstance(request, EditRequest):
             hints.observe(request.path, turn, result)
         return result.to_dict()
 
     # Edits replace a file in one step and a patch rolls back what it wrote.
     return _guarded(run, "nothing was written")
+
+
+def _embedded_policy(root: Path) -> tuple[Policy | None, str | None]:
+    """The policy under ``root`` (which files are validated), read once for the stream;
+    or why it cannot be read. Parsed only when a policy file is there."""
+    from redline.engine.policy import POLICY_FILE
+
+    if not (root / POLICY_FILE).is_file() and not (root / "pyproject.toml").is_file():
+        return None, None
+    from redline.engine.errors import RedlineError
+    from redline.hooks.config import policy_in_directory
+
+    try:
+        return policy_in_directory(root), None
+    except RedlineError as exc:
+        return None, f"{exc} — no edit is applied until it is fixed"
 
 
 def _guarded(run: Runner, aftermath: str, session: str | None = None) -> Runner:

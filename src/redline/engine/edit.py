@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from redline.engine import budget, invisible, newlines
 from redline.engine.budget import TooLarge
@@ -21,6 +21,9 @@ from redline.engine.diff import unified_spans
 from redline.engine.errors import FileFormatError, MergeConflict, TooDifferent
 from redline.engine.match import CONFIDENCE, ChainResult, FileView, Span, find_all, match_chain
 from redline.engine.result import Failure, Match, Result, Status
+
+if TYPE_CHECKING:
+    from redline.engine.validate import Validation
 
 DEFAULT_THRESHOLD = 0.8
 IDENTICAL = "old_string and new_string are identical"
@@ -44,12 +47,14 @@ class EditRequest:
     batch: bool = False  # given as ``edits`` (exact-only rules) rather than one edit
     threshold: float = DEFAULT_THRESHOLD
     limit: int = budget.LIMIT  # the tolerant tiers' budget (engine.budget)
+    validate: bool = False  # the new content must parse (engine.validate)
 
 
 @dataclass
 class EditOutcome:
     result: Result
     data: bytes | None  # the file's new bytes; None when nothing is to be written
+    validation: Validation | None = None  # when the request asked for it
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,23 @@ def apply_edit(data: bytes, request: EditRequest) -> EditOutcome:
     result.cleaned = cleaned
     if not replacements:
         return EditOutcome(result, None)
-    return _write(decoded, view, endings, replacements, result, request.path)
+    outcome = _write(decoded, view, endings, replacements, result, request.path)
+    if request.validate and outcome.data is not None:
+        return _validated(outcome, data, request.path)
+    return outcome
+
+
+def _validated(outcome: EditOutcome, before: bytes, path: str) -> EditOutcome:
+    """The edit, refused (``validation_failed``) when it leaves the file unparseable."""
+    from redline.engine.validate import refusal, validate  # the parsers, only when asked
+
+    assert outcome.data is not None
+    report = validate(path, before, outcome.data)
+    if report.failed:
+        return EditOutcome(refusal(report, outcome.result), None, report)
+    outcome.result.validation = report.to_json()
+    outcome.validation = report
+    return outcome
 
 
 def _single(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from redline.engine import invisible
@@ -18,6 +19,7 @@ CHANGED_AFTER_PLANNING = "changed after planning"
 @dataclass(frozen=True)
 class PatchRequest:
     patch: str
+    validate: bool = False  # every changed file must still parse (engine.validate)
 
 
 @dataclass
@@ -27,13 +29,42 @@ class PatchOutcome:
     plan: PatchPlan | None = None
 
 
-def apply_patch(text: str, snapshot: Snapshot) -> PatchOutcome:
-    """Plan ``text`` against ``snapshot``; the caller writes ``changes``."""
+def apply_patch(
+    text: str, snapshot: Snapshot, validate: Callable[[str], bool] | None = None
+) -> PatchOutcome:
+    """Plan ``text`` against ``snapshot``; the caller writes ``changes``.
+
+    ``validate`` says which paths must still parse once changed: a group that
+    leaves one unparseable is not applied (engine.validate).
+    """
     try:
         plan = plan_patch(text, snapshot)
     except RequestError as exc:
         return PatchOutcome(Result("invalid", error=str(exc)), [])
+    if validate is not None:
+        validate_groups(plan, validate)
     return PatchOutcome(summarise(plan), [c for g in plan.applied for c in g.changes], plan)
+
+
+def validate_groups(plan: PatchPlan, wanted: Callable[[str], bool]) -> None:
+    """Parse the files each planned group changes (those ``wanted``); a group that
+    leaves one unparseable fails, with the parser's word as its error."""
+    from redline.engine.validate import validate
+
+    for group in plan.groups:
+        if not group.ok:
+            continue
+        before = {c.path: c.before for c in group.changes}
+        for change in group.changes:
+            if change.after is None or not wanted(change.path):
+                continue
+            old = change.before
+            if old is None and change.origin is not None:
+                old = before.get(change.origin)  # a moved file: as it was at its source
+            group.validation.append(validate(change.path, old, change.after))
+        failed = next((v for v in group.validation if v.failed), None)
+        if failed is not None:
+            group.error = failed.describe("patch")
 
 
 def summarise(plan: PatchPlan) -> Result:
@@ -71,6 +102,7 @@ def summarise(plan: PatchPlan) -> Result:
         result.confidence = weakest.confidence
     paths = [p for g in plan.groups for p in g.paths]
     result.path = paths[0] if len(paths) == 1 else None
+    _validation(plan, result)
     if not failed:
         result.status = "applied" if changes else "no_change"
         return result
@@ -78,6 +110,8 @@ def summarise(plan: PatchPlan) -> Result:
     groups = _count(len(failed), "file group", "file groups")
     if not applied:
         result.status = "failed"
+        if all(g.unparseable for g in failed):
+            _unparseable(failed, result)
         result.error = (
             f"apply_patch failed: {groups} not applied: {reasons}"
             if len(failed) > 1
@@ -91,6 +125,27 @@ def summarise(plan: PatchPlan) -> Result:
         f"{reasons}. The committed changes are in place; do not redo them."
     )
     return result
+
+
+def _validation(plan: PatchPlan, result: Result) -> None:
+    """The result's ``validation``: the first file that failed, else the one file checked."""
+    reports = [v for g in plan.groups for v in g.validation]
+    failing = next((v for v in reports if v.failed), None)
+    if failing is not None:
+        result.validation = failing.to_json()
+        result.hint = failing.hint()
+    elif len(reports) == 1:
+        result.validation = reports[0].to_json()
+
+
+def _unparseable(failed: list[GroupPlan], result: Result) -> None:
+    """Nothing applied, every group for want of parsing: ``validation_failed``, with the
+    evidence of how the hunks matched."""
+    result.status = "validation_failed"
+    matched = [h.evidence for g in failed for h in g.hunks]
+    if matched:
+        weakest = min(matched, key=lambda e: e.confidence)
+        result.match_type, result.confidence = weakest.match_type, weakest.confidence
 
 
 def changed_after_planning(path: str) -> Result:
@@ -109,7 +164,12 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def _report(group: GroupPlan) -> GroupReport:
-    return GroupReport(list(group.paths), list(group.operations), group.error)
+    return GroupReport(
+        list(group.paths),
+        list(group.operations),
+        group.error,
+        [v.to_json() for v in group.validation],
+    )
 
 
 def diff(change: FileChange) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from redline.engine import invisible
 from redline.engine.decode import decode, encode_text
@@ -19,6 +19,9 @@ from redline.engine.errors import FileFormatError, RedlineError, RequestError
 from redline.engine.hunks import HunkError, HunkEvidence, apply_hunks
 from redline.engine.patch_parse import AddFile, DeleteFile, Operation, UpdateFile, parse_patch
 from redline.engine.paths import checked_path
+
+if TYPE_CHECKING:
+    from redline.engine.validate import Validation
 
 OVERLAPPING = "apply_patch contains overlapping operations"
 
@@ -77,10 +80,16 @@ class GroupPlan:
     error: str | None = None
     hunks: list[PathEvidence] = field(default_factory=list)
     cleaned: Counter[str] = field(default_factory=Counter)
+    validation: list[Validation] = field(default_factory=list)  # its files', when asked for
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def unparseable(self) -> bool:
+        """Not applied because a file would no longer parse (engine.validate)."""
+        return any(v.failed for v in self.validation)
 
 
 @dataclass

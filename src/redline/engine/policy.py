@@ -14,6 +14,9 @@ still a change of the gate. And the policy an edit is judged by is never one
 that edit (or another unapproved one) wrote: callers combine the policy a
 person stands behind with the current one (:meth:`Policy.stricter`), so a
 change can add rules but not take them away.
+
+A policy also names the paths whose files must still parse after an edit
+(``[[validate]]``, engine.validate); joined policies validate the paths of both.
 """
 
 from __future__ import annotations
@@ -91,6 +94,11 @@ class Policy:
     action: str = "review"
     rules: tuple[Rule, ...] = field(default_factory=tuple)
     source: str = "defaults"  # where it was read from, for messages
+    validate: tuple[str, ...] = ()  # globs of the files whose edits must still parse
+
+    def validates(self, path: str) -> bool:
+        """Must an edit of ``path`` leave it parseable (engine.validate)?"""
+        return any(glob_matches(pattern, path) for pattern in self.validate)
 
     def judge(self, operations: Iterable[E]) -> list[tuple[E, Violation]]:
         """Each rule each operation breaks (the edit's verdict: none means it passes).
@@ -142,10 +150,12 @@ class Policy:
             for rule in other.rules
             if _terms(rule) not in own
         )
-        if not added and (self.action == other.action or self.action == "reject"):
+        validate = tuple(dict.fromkeys((*self.validate, *other.validate)))
+        same_action = self.action == other.action or self.action == "reject"
+        if not added and same_action and validate == self.validate:
             return self
         action = "reject" if "reject" in (self.action, other.action) else self.action
-        return Policy(action, (*self.rules, *added), self.source)
+        return Policy(action, (*self.rules, *added), self.source, validate)
 
 
 def _terms(rule: Rule) -> tuple[object, ...]:

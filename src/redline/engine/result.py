@@ -48,6 +48,7 @@ class GroupReport:
     paths: list[str]
     operations: list[str]
     reason: str | None = None
+    validation: list[dict[str, Any]] = field(default_factory=list)  # per file, when asked for
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,9 @@ class Result:
     end_line: int | None = None
     total_lines: int | None = None
     truncated: bool | None = None
+    # Syntax validation, when asked for (engine.validate): the file's report, or in a
+    # patch the first file that failed (each group's reports are in its GroupReport).
+    validation: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -129,6 +133,9 @@ class Result:
             report["paths"] = list(report["paths"])
             if "operations" in report:
                 report["operations"] = list(report["operations"])
+                report["validation"] = [dict(v) for v in report["validation"]]
+        if self.validation is not None:
+            data["validation"] = dict(self.validation)
         return data
 
 

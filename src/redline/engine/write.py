@@ -21,6 +21,7 @@ delete: removes one file (text or binary); a folder or a missing file is refused
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -52,6 +53,7 @@ class WriteRequest:
     path: str
     content: str
     line_ending: LineEnding | None = None
+    validate: bool = False  # the new content must parse (engine.validate)
     tool: ClassVar[str] = "write"
 
 
@@ -73,8 +75,14 @@ def operation(change: FileChange) -> str:
     return "create" if change.before is None else "overwrite"
 
 
-def plan_file(request: FileRequest, snapshot: Snapshot) -> PatchOutcome:
-    """Plan ``request`` against ``snapshot``: a plan of one group (or none when refused)."""
+def plan_file(
+    request: FileRequest, snapshot: Snapshot, validate: Callable[[str], bool] | None = None
+) -> PatchOutcome:
+    """Plan ``request`` against ``snapshot``: a plan of one group (or none when refused).
+
+    ``validate`` says whether a written path must still parse (engine.validate): a
+    write that would leave it unparseable is refused ``validation_failed``.
+    """
     path = snapshot.relative(request.path)
     try:
         path = checked_path(path)
@@ -94,7 +102,20 @@ def plan_file(request: FileRequest, snapshot: Snapshot) -> PatchOutcome:
         if before is None:
             return _refused(path, no_such_file(path, "delete"))
         return _planned(FileChange(path, before, None), Result("applied", path=path))
-    return _write(request, path, before)
+    outcome = _write(request, path, before)
+    if validate is None or not validate(path) or not outcome.changes or outcome.plan is None:
+        return outcome
+    from redline.engine.validate import refusal
+    from redline.engine.validate import validate as parse
+
+    after = outcome.changes[0].after
+    assert after is not None
+    report = parse(path, before, after)
+    if report.failed:
+        return PatchOutcome(refusal(report, change="write"), [])
+    outcome.plan.groups[0].validation.append(report)
+    outcome.result.validation = report.to_json()
+    return outcome
 
 
 def _write(request: WriteRequest, path: str, before: bytes | None) -> PatchOutcome:

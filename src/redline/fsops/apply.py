@@ -16,6 +16,7 @@ from redline.fsops.confine import locate, not_regular, relative_to_root
 from redline.fsops.files import resolve, write_atomic
 
 if TYPE_CHECKING:
+    from redline.engine.policy import Policy
     from redline.engine.requests import Request
     from redline.fsops.behind import WriteBehind
 
@@ -26,31 +27,50 @@ def apply_in_directory(
     *,
     dry_run: bool = False,
     behind: WriteBehind | None = None,
+    policy: Policy | None = None,
 ) -> Result:
     """Run ``request`` against the files under ``root``; write unless ``dry_run``.
 
     With ``behind``, an edit reads and holds its file there instead (a stream
     that writes the held files before it answers); other requests need it flushed.
+    A file is validated (engine.validate) when the request asks for it or
+    ``policy`` (the root's, read by the caller) names its path.
     """
     if isinstance(request, EditRequest):
-        result = _edit(root, request, dry_run, behind)
+        result = _edit(root, request, dry_run, behind, policy)
     elif isinstance(request, ReadRequest):
         result = read_in_directory(root, request)
     else:  # the patch machinery loads only for the tools that need it: edits start faster
         from redline.engine.patch import PatchRequest
-        from redline.engine.write import plan_file
+        from redline.engine.write import WriteRequest, plan_file
         from redline.fsops.patch import DirectorySnapshot, apply_patch_in_directory, land
 
+        validate = policy.validates if policy is not None and policy.validate else None
+        if getattr(request, "validate", False):
+            validate = _always
         if isinstance(request, PatchRequest):
-            result = apply_patch_in_directory(root, request.patch, dry_run=dry_run)
+            result = apply_patch_in_directory(
+                root, request.patch, dry_run=dry_run, validate=validate
+            )
         else:
             snapshot = DirectorySnapshot(root)
-            result = land(snapshot, plan_file(request, snapshot), dry_run=dry_run)
+            wanted = validate if isinstance(request, WriteRequest) else None
+            result = land(snapshot, plan_file(request, snapshot, wanted), dry_run=dry_run)
     result.dry_run = dry_run
     return result
 
 
-def _edit(root: Path, given: EditRequest, dry_run: bool, behind: WriteBehind | None) -> Result:
+def _always(path: str) -> bool:
+    return True
+
+
+def _edit(
+    root: Path,
+    given: EditRequest,
+    dry_run: bool,
+    behind: WriteBehind | None,
+    policy: Policy | None,
+) -> Result:
     # An absolute path inside the root is used, and reported, relative to it; any
     # accepted spelling is reported as the policy normalises it.
     request = replace(given, path=relative_to_root(root, given.path))
@@ -68,6 +88,8 @@ def _edit(root: Path, given: EditRequest, dry_run: bool, behind: WriteBehind | N
             path=request.path,
             error=f"cannot read {request.path!r}: {exc.strerror}; check its permissions",
         )
+    if not request.validate and policy is not None and policy.validates(request.path):
+        request = replace(request, validate=True)
     outcome = apply_edit(data, request)
     if outcome.data is not None and not dry_run and behind is not None:
         behind.hold(target, request.path, outcome.data)

@@ -57,14 +57,17 @@ def apply_patch_in_directory(
     *,
     dry_run: bool = False,
     before_write: Callable[[], None] | None = None,
+    validate: Callable[[str], bool] | None = None,
 ) -> Result:
     """Plan ``text`` against ``root`` and write the groups that apply.
 
     ``before_write`` runs between planning and writing (a seam for tests of the
-    changed-after-planning check).
+    changed-after-planning check); ``validate`` names the paths that must still
+    parse (engine.patch.apply_patch).
     """
     snapshot = DirectorySnapshot(root)
-    return land(snapshot, apply_patch(text, snapshot), dry_run=dry_run, before_write=before_write)
+    outcome = apply_patch(text, snapshot, validate)
+    return land(snapshot, outcome, dry_run=dry_run, before_write=before_write)
 
 
 def land(

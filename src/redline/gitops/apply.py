@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
@@ -383,10 +383,13 @@ class SessionApplier:
         if isinstance(request, EditRequest):
             return self._plan_edit(request, snapshot, request_id, model)
         if isinstance(request, WriteRequest | DeleteRequest):
-            outcome, tool = plan_file(request, snapshot), request.tool
+            wanted = self._validates(request) if isinstance(request, WriteRequest) else None
+            outcome = plan_file(request, snapshot, wanted)
+            tool = request.tool
         else:
             assert isinstance(request, PatchRequest)
-            outcome, tool = apply_patch(request.patch, snapshot), "apply_patch"
+            outcome = apply_patch(request.patch, snapshot, self._validates(request))
+            tool = "apply_patch"
         result = outcome.result
         if outcome.plan is None:
             return result, []
@@ -423,6 +426,8 @@ class SessionApplier:
             edit = secrets.token_hex(6)
             note = self._note(edit, request_id, tool, model, "agent", operations)
             note.cleaned = list(result.cleaned)
+            if plan_group.validation:
+                note.validation = [v.note_json() for v in plan_group.validation]
             self._flag(note, result, verdict)
             summary = ", ".join(plan_group.operations)
             message = f"redline: {summary}"[:72]
@@ -452,6 +457,8 @@ class SessionApplier:
                 error=f"{request.path!r} is {what}; name a file of the session's worktree "
                 "(to create one, use apply_patch with *** Add File)",
             ), []
+        if not request.validate and self._policy.validates(path):
+            request = replace(request, validate=True)
         outcome = apply_edit(data, request)
         result = outcome.result
         if outcome.data is None:
@@ -477,6 +484,8 @@ class SessionApplier:
         edit = secrets.token_hex(6)
         note = self._note(edit, request_id, "edit", model, "agent", operations)
         note.cleaned = list(result.cleaned)
+        if outcome.validation is not None:
+            note.validation = [outcome.validation.note_json()]
         self._flag(note, result, verdict)
         if result.match_type and result.match_type != "exact":
             note.tolerances = [result.match_type]
@@ -484,6 +493,13 @@ class SessionApplier:
         message = f"redline: edit {path} ({kind})"
         body = f"{message}\n\nApplied by redline session {self.session.name} (edit)."
         return result, [_Group([path], {path: content}, note, f"{body}\n\nRedline-Edit: {edit}\n")]
+
+    def _validates(self, request: PatchRequest | WriteRequest) -> Callable[[str], bool] | None:
+        """Which paths of a patch or write must still parse: all when the request asks,
+        else those the policy names (None: none; a delete leaves nothing to parse)."""
+        if getattr(request, "validate", False):
+            return lambda path: True
+        return self._policy.validates if self._policy.validate else None
 
     def _judge(self, operations: list[NoteOperation]) -> list[dict[str, str]]:
         """The guard rules these operations break (none: they pass)."""

@@ -160,6 +160,9 @@ class Note:
     approvals: list[Approval] = field(default_factory=list)
     cleaned: list[str] | None = None  # invisible characters taken out of the request
     tolerances: list[str] | None = None  # match types other than exact the edit used
+    # The syntax validation the edit passed, per file: {path, language, parser}, or
+    # {path, skipped} for a file no parser reads (engine.validate). None: not asked for.
+    validation: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -179,6 +182,8 @@ class Note:
             data["cleaned"] = list(self.cleaned)
         if self.tolerances is not None:
             data["tolerances"] = list(self.tolerances)
+        if self.validation is not None:
+            data["validation"] = [dict(v) for v in self.validation]
         return data
 
     @classmethod
@@ -197,7 +202,14 @@ class Note:
             approvals=[Approval.from_json(a) for a in data.get("approvals", [])],
             cleaned=data.get("cleaned"),
             tolerances=data.get("tolerances"),
+            validation=_records(data.get("validation")),
         )
+
+
+def _records(value: Any) -> list[dict[str, Any]] | None:
+    if not isinstance(value, list):
+        return None
+    return [dict(v) for v in value if isinstance(v, Mapping)]
 
 
 # Each edit commit names its edit in a trailer, so that the evidence can be found

@@ -1,7 +1,14 @@
 """Reading and validating the guard policy (``.redline.toml`` or ``[tool.redline]``).
 
 Validated by hand rather than with pydantic: ``redline guard`` runs in every
-commit's hook, and its start-up time is part of every commit.
+commit's hook, and its start-up time is part of every commit. pygit2 loads only
+to read a policy from a commit: embedded ``redline apply`` reads the file on disk.
+
+The file holds ``[guard]`` (the protected paths) and ``[[validate]]`` (the
+paths whose files must still parse after an edit)::
+
+    [[validate]]
+    paths = ["**/*.py", "**/*.json"]
 """
 
 from __future__ import annotations
@@ -9,9 +16,8 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Sequence
-from typing import Any
-
-import pygit2
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from redline.engine.errors import RedlineError
 from redline.engine.policy import (
@@ -24,9 +30,14 @@ from redline.engine.policy import (
     glob_problem,
 )
 
+if TYPE_CHECKING:
+    import pygit2
+
 PYPROJECT = "pyproject.toml"
+_TOP_KEYS = {"guard", "validate"}
 _GUARD_KEYS = {"action", "protect"}
 _RULE_KEYS = {"paths", "require", "min_confidence"}
+_VALIDATE_KEYS = {"paths"}
 # Sections of the same file that redline.tools.config reads: the guard leaves them alone.
 OTHER_SECTIONS = ("permission", "compat")
 
@@ -88,14 +99,39 @@ def policy_from_tree(repo: pygit2.Repository, tree: pygit2.Tree | None) -> Polic
         return parse_policy(own, POLICY_FILE)
     pyproject = _blob_text(repo, tree, PYPROJECT)
     if pyproject is not None:
-        try:
-            data = tomllib.loads(pyproject)
-        except tomllib.TOMLDecodeError as exc:
-            raise _not_toml(exc, pyproject, PYPROJECT) from None
-        tool = data.get("tool")
-        section = tool.get("redline") if isinstance(tool, dict) else None
-        if section is not None:
-            return _policy(section, f"{PYPROJECT} [tool.redline]", extra=(PYPROJECT,))
+        return _from_pyproject(pyproject)
+    return Policy(rules=default_rules())
+
+
+def policy_in_directory(root: Path) -> Policy:
+    """The policy in the files under ``root`` (defaults when it has none): the embedded
+    mode's, read from disk. A ``pyproject.toml`` that does not name redline is not parsed."""
+    try:
+        own = (root / POLICY_FILE).read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        own = None
+    except OSError as exc:
+        raise PolicyError(POLICY_FILE, "file", f"cannot be read ({exc.strerror})") from None
+    if own is not None:
+        return parse_policy(own.decode("utf-8", errors="replace"), POLICY_FILE)
+    try:
+        pyproject = (root / PYPROJECT).read_bytes()
+    except OSError:
+        return Policy(rules=default_rules())
+    if b"redline" not in pyproject:
+        return Policy(rules=default_rules())
+    return _from_pyproject(pyproject.decode("utf-8", errors="replace"))
+
+
+def _from_pyproject(text: str) -> Policy:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _not_toml(exc, text, PYPROJECT) from None
+    tool = data.get("tool")
+    section = tool.get("redline") if isinstance(tool, dict) else None
+    if section is not None:
+        return _policy(section, f"{PYPROJECT} [tool.redline]", extra=(PYPROJECT,))
     return Policy(rules=default_rules())
 
 
@@ -135,6 +171,8 @@ def parse_policy(text: str, source: str) -> Policy:
 
 
 def _blob_text(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> str | None:
+    import pygit2
+
     try:
         obj = repo[tree[path].id]
     except KeyError:
@@ -147,12 +185,12 @@ def _blob_text(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> str | N
 def _policy(data: Any, source: str, extra: tuple[str, ...] = ()) -> Policy:
     if not isinstance(data, dict):
         raise PolicyError(source, "top level", "must be a table")
-    unknown = set(data) - {"guard", *OTHER_SECTIONS}
+    unknown = set(data) - _TOP_KEYS - set(OTHER_SECTIONS)
     if unknown:
         raise PolicyError(
             source,
             ", ".join(sorted(unknown)),
-            "unknown key; use [guard], [permission] or [compat]",
+            "unknown key; use [guard], [[validate]], [permission] or [compat]",
         )
     guard = data.get("guard", {})
     if not isinstance(guard, dict):
@@ -171,7 +209,38 @@ def _policy(data: Any, source: str, extra: tuple[str, ...] = ()) -> Policy:
     if not isinstance(raw_rules, list):
         raise PolicyError(source, "guard.protect", "must be an array of tables ([[guard.protect]])")
     rules = [_rule(raw, f"guard.protect[{i}]", source) for i, raw in enumerate(raw_rules, start=1)]
-    return Policy(action, (*default_rules(extra), *rules), source)
+    validate = _validate(data.get("validate", []), source)
+    return Policy(action, (*default_rules(extra), *rules), source, validate)
+
+
+def _validate(raw: Any, source: str) -> tuple[str, ...]:
+    """The globs of ``[[validate]]`` tables (engine.validate)."""
+    if not isinstance(raw, list):
+        raise PolicyError(
+            source, "validate", 'must be an array of tables: [[validate]] paths = ["**/*.py"]'
+        )
+    globs: list[str] = []
+    for i, entry in enumerate(raw, start=1):
+        where = f"validate[{i}]"
+        if not isinstance(entry, dict):
+            raise PolicyError(source, where, 'must be a table with paths, e.g. paths = ["**/*.py"]')
+        unknown = set(entry) - _VALIDATE_KEYS
+        if unknown:
+            raise PolicyError(source, f"{where}.{sorted(unknown)[0]}", "unknown key; use paths")
+        globs += _paths(entry.get("paths"), f"{where}.paths", source)
+    return tuple(dict.fromkeys(globs))
+
+
+def _paths(paths: Any, where: str, source: str) -> list[str]:
+    if isinstance(paths, str):
+        paths = [paths]
+    if not paths or not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        raise PolicyError(source, where, "must be a glob or a non-empty list of globs")
+    for pattern in paths:
+        problem = glob_problem(pattern)
+        if problem is not None:
+            raise PolicyError(source, where, f"{pattern!r}: {problem}")
+    return paths
 
 
 def _rule(raw: Any, where: str, source: str) -> Rule:
@@ -184,15 +253,7 @@ def _rule(raw: Any, where: str, source: str) -> Rule:
             f"{where}.{sorted(unknown)[0]}",
             "unknown key; use paths, require, min_confidence",
         )
-    paths = raw.get("paths")
-    if isinstance(paths, str):
-        paths = [paths]
-    if not paths or not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
-        raise PolicyError(source, f"{where}.paths", "must be a glob or a non-empty list of globs")
-    for pattern in paths:
-        problem = glob_problem(pattern)
-        if problem is not None:
-            raise PolicyError(source, f"{where}.paths", f"{pattern!r}: {problem}")
+    paths = _paths(raw.get("paths"), f"{where}.paths", source)
     require = raw.get("require")
     allowed: frozenset[str] | None = None
     if require is not None:

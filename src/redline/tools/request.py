@@ -27,11 +27,12 @@ _EDIT_FIELDS = frozenset(
         "threshold",
         "turn",
         "model",
+        "validate",
     ]
 )
-_PATCH_FIELDS = frozenset(["tool", "patch", "turn", "model"])
+_PATCH_FIELDS = frozenset(["tool", "patch", "turn", "model", "validate"])
 _FILE_FIELDS = {
-    "write": frozenset(["tool", "path", "content", "line_ending", "turn", "model"]),
+    "write": frozenset(["tool", "path", "content", "line_ending", "turn", "model", "validate"]),
     "delete": frozenset(["tool", "path", "turn", "model"]),
     "read": frozenset(["tool", "path", "offset", "limit", "turn", "model"]),
 }
@@ -60,7 +61,8 @@ def _common(obj: Any, default_threshold: float | None) -> tuple[Request, object]
         from redline.engine.patch import PatchRequest  # the patch machinery, only for patches
 
         _optional(obj, "model", str)
-        return PatchRequest(_text(obj.get("patch"))), _turn(obj)
+        validate = bool(_optional(obj, "validate", bool))
+        return PatchRequest(_text(obj.get("patch")), validate), _turn(obj)
     if type(tool) is str and tool in _FILE_FIELDS and obj.keys() <= _FILE_FIELDS[tool]:
         return _file_request(obj, tool), _turn(obj)
     if tool != "edit" or not obj.keys() <= _EDIT_FIELDS:
@@ -69,6 +71,7 @@ def _common(obj: Any, default_threshold: float | None) -> tuple[Request, object]
     _optional(obj, "model", str)
     turn = _turn(obj)
     threshold = _threshold(obj) or default_threshold or DEFAULT_THRESHOLD
+    validate = bool(_optional(obj, "validate", bool))
     old = _optional(obj, "old_string", str)
     new = _optional(obj, "new_string", str)
     replace_all = _optional(obj, "replace_all", bool)
@@ -77,10 +80,11 @@ def _common(obj: Any, default_threshold: float | None) -> tuple[Request, object]
         if old is not None or new is not None or replace_all is not None:
             raise _Unusual  # the wire format says which fields to drop
         items = tuple(_item(e) for e in _items(edits))
-        return EditRequest(path, items, batch=True, threshold=threshold), turn
+        return EditRequest(path, items, batch=True, threshold=threshold, validate=validate), turn
     if old is None or new is None:
         raise _Unusual  # the wire format names the missing field
-    return EditRequest(path, (EditItem(old, new, bool(replace_all)),), threshold=threshold), turn
+    item = EditItem(old, new, bool(replace_all))
+    return EditRequest(path, (item,), threshold=threshold, validate=validate), turn
 
 
 def _file_request(obj: dict[str, Any], tool: str) -> Request:
@@ -101,7 +105,8 @@ def _file_request(obj: dict[str, Any], tool: str) -> Request:
     line_ending = _optional(obj, "line_ending", str)
     if line_ending not in (None, "lf", "crlf"):
         raise _Unusual
-    return WriteRequest(path, _text(obj.get("content")), line_ending)
+    validate = bool(_optional(obj, "validate", bool))
+    return WriteRequest(path, _text(obj.get("content")), line_ending, validate)
 
 
 def _path(obj: dict[str, Any]) -> str:

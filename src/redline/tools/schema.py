@@ -55,6 +55,7 @@ class EditRequestModel(_Wire):
     threshold: Threshold | None = None
     turn: StrictStr | int | None = None
     model: StrictStr | None = None
+    validate_: StrictBool | None = Field(default=None, alias="validate")  # must still parse
 
 
 class ApplyPatchRequestModel(_Wire):
@@ -64,6 +65,7 @@ class ApplyPatchRequestModel(_Wire):
     patch: StrictStr
     turn: StrictStr | int | None = None
     model: StrictStr | None = None
+    validate_: StrictBool | None = Field(default=None, alias="validate")  # must still parse
 
 
 class WriteRequestModel(_Wire):
@@ -78,9 +80,10 @@ class WriteRequestModel(_Wire):
     line_ending: Literal["lf", "crlf"] | None = None
     turn: StrictStr | int | None = None
     model: StrictStr | None = None
+    validate_: StrictBool | None = Field(default=None, alias="validate")  # must still parse
 
     def request(self) -> WriteRequest:
-        return WriteRequest(self.path, self.content, self.line_ending)
+        return WriteRequest(self.path, self.content, self.line_ending, bool(self.validate_))
 
 
 class DeleteRequestModel(_Wire):
@@ -149,7 +152,7 @@ def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Req
             patch = ApplyPatchRequestModel.model_validate(obj)
         except ValidationError as exc:
             raise RequestError(_explain(exc, PATCH_EXAMPLE)) from None
-        return PatchRequest(patch.patch), patch.turn
+        return PatchRequest(patch.patch, bool(patch.validate_)), patch.turn
     if isinstance(tool, str) and tool in _FILE_TOOLS:
         wire, example = _FILE_TOOLS[tool]
         _check_path_characters(obj)
@@ -166,6 +169,7 @@ def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Req
     except ValidationError as exc:
         raise RequestError(_explain(exc, REQUEST_EXAMPLE)) from None
     threshold = model.threshold or default_threshold or DEFAULT_THRESHOLD
+    validate = bool(model.validate_)
     single = (model.old_string, model.new_string, model.replace_all)
     if model.edits is not None:
         if any(field is not None for field in single):
@@ -173,7 +177,8 @@ def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Req
                 "give either old_string/new_string/replace_all or edits, not both", "edits"
             )
         items = tuple(EditItem(e.old_string, e.new_string, e.replace_all) for e in model.edits)
-        return EditRequest(model.path, items, batch=True, threshold=threshold), model.turn
+        request = EditRequest(model.path, items, batch=True, threshold=threshold, validate=validate)
+        return request, model.turn
     missing = [n for n, v in (("old_string", single[0]), ("new_string", single[1])) if v is None]
     if missing:
         raise RequestError(
@@ -183,7 +188,7 @@ def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Req
         )
     assert model.old_string is not None and model.new_string is not None
     item = EditItem(model.old_string, model.new_string, bool(model.replace_all))
-    return EditRequest(model.path, (item,), threshold=threshold), model.turn
+    return EditRequest(model.path, (item,), threshold=threshold, validate=validate), model.turn
 
 
 def _check_path_characters(obj: dict[str, Any]) -> None:

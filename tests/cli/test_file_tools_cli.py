@@ -135,7 +135,7 @@ def test_redline_schema_describes_the_requests_and_real_results_conform(
         if "tool" in d.get("properties", {})
     }
     assert shapes["write"] == (
-        {"tool", "path", "content", "line_ending", "turn", "model"},
+        {"tool", "path", "content", "line_ending", "turn", "model", "validate"},
         {"tool", "path", "content"},
     )
     assert shapes["delete"] == ({"tool", "path", "turn", "model"}, {"tool", "path"})

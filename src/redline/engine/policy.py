@@ -42,6 +42,8 @@ MATCH_TYPES = (
     "strip",
 )
 POLICY_FILE = ".redline.toml"
+# The policy file's sections the guard reads (hooks.config); tools.config reads the others.
+POLICY_SECTIONS = ("guard", "validate")
 # The policy file and the hook configuration: editing them at all could quietly
 # weaken the gate itself, so every edit there waits for a person.
 DEFAULT_PROTECTED = (

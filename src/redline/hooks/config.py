@@ -24,6 +24,7 @@ from redline.engine.policy import (
     ACTIONS,
     MATCH_TYPES,
     POLICY_FILE,
+    POLICY_SECTIONS,
     Policy,
     Rule,
     default_rules,
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     import pygit2
 
 PYPROJECT = "pyproject.toml"
-_TOP_KEYS = {"guard", "validate"}
 _GUARD_KEYS = {"action", "protect"}
 _RULE_KEYS = {"paths", "require", "min_confidence"}
 _VALIDATE_KEYS = {"paths"}
@@ -185,7 +185,7 @@ def _blob_text(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> str | N
 def _policy(data: Any, source: str, extra: tuple[str, ...] = ()) -> Policy:
     if not isinstance(data, dict):
         raise PolicyError(source, "top level", "must be a table")
-    unknown = set(data) - _TOP_KEYS - set(OTHER_SECTIONS)
+    unknown = set(data) - {*POLICY_SECTIONS, *OTHER_SECTIONS}
     if unknown:
         raise PolicyError(
             source,

@@ -28,8 +28,8 @@ The shape (the README's "Tool surfaces and permissions" section says more)::
 
 "Key by key": a compat setting (``enabled`` of one scope) and a permission
 tool key (its whole value, so a table's order stays one file's order) from
-the repository replace the user's. ``[guard]`` is the guard's
-(:mod:`redline.hooks.config`) and is not read here.
+the repository replace the user's. ``[guard]`` and ``[[validate]]`` are the
+guard's (:mod:`redline.hooks.config`) and are not read here.
 
 Validated by hand, like the guard's policy: ``redline apply`` reads this before
 every request batch, and pydantic costs ~70 ms to import.
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from redline.engine.errors import RedlineError
-from redline.engine.policy import POLICY_FILE, glob_problem
+from redline.engine.policy import POLICY_FILE, POLICY_SECTIONS, glob_problem
 from redline.tools.permissions import (
     ACTIONS,
     ALIASES,
@@ -60,7 +60,7 @@ README_SECTION = 'the README\'s "Tool surfaces and permissions" section'
 SETTINGS = ("enabled", "freeform")
 Setting = Literal["enabled", "freeform"]
 Scope = Literal["all", "provider", "model"]
-_SECTIONS = {"permission", "compat", "guard"}
+_SECTIONS = {"permission", "compat", *POLICY_SECTIONS}
 
 
 class ConfigError(RedlineError):
@@ -166,7 +166,7 @@ def _repository_file(root: Path) -> tuple[dict[str, Any] | None, str]:
         return data, str(own)
     pyproject = root / PYPROJECT
     source = f"{pyproject} [tool.redline]"
-    whole = _read(pyproject, str(pyproject))
+    whole = _read(pyproject, str(pyproject), mentioning="redline")
     tool = whole.get("tool") if whole is not None else None
     section = tool.get("redline") if isinstance(tool, dict) else None
     if section is not None and not isinstance(section, dict):
@@ -174,7 +174,9 @@ def _repository_file(root: Path) -> tuple[dict[str, Any] | None, str]:
     return section, source
 
 
-def _read(path: Path, source: str) -> dict[str, Any] | None:
+def _read(path: Path, source: str, mentioning: str | None = None) -> dict[str, Any] | None:
+    """The file's TOML; None when it is missing (or, given ``mentioning``, does not
+    mention it: a project's broken pyproject.toml is not redline's to refuse)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -182,6 +184,8 @@ def _read(path: Path, source: str) -> dict[str, Any] | None:
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigError(source, "file", f"cannot be read ({reason})") from None
+    if mentioning is not None and mentioning not in text:
+        return None
     return _toml(text, source)
 
 
@@ -198,7 +202,9 @@ def _parse(
     unknown = sorted(set(data) - _SECTIONS)
     if unknown:
         raise ConfigError(
-            source, unknown[0], "unknown key; use [permission], [compat] (or the guard's [guard])"
+            source,
+            unknown[0],
+            "unknown key; use [permission], [compat] (or the guard's [guard] and [[validate]])",
         )
     return _permissions(data.get("permission", {}), source), _compat(data.get("compat", {}), source)
 

@@ -22,6 +22,7 @@
     ├── PolicyError               the guard policy does not parse or validate (hooks.config)
     ├── ApprovalError             an approval cannot be recorded (hooks.approve)
     ├── InstallError              the guard's hooks cannot be installed or removed (hooks.install)
+    ├── RangeError                `redline guard --range` names no two commits (hooks.gate); exit 2
     ├── DaemonError               the daemon cannot be started, reached or stopped
     │   │                         (daemon.client)
     │   ├── DaemonBusy            it did not accept a connection within the deadline

@@ -24,6 +24,7 @@ HELP_ARGS = [
     ["apply", "--help"],
     ["schema", "--help"],
     ["demo", "--help"],
+    ["notes", "--help"],
 ]
 
 

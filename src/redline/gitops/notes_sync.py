@@ -205,13 +205,22 @@ def _push(repo: pygit2.Repository, remote: str, tip: pygit2.Oid) -> bool:
     if proc.returncode == 0:
         return True
     status = [line for line in proc.stdout.splitlines() if line.startswith("!")]
-    if any("[rejected]" in line for line in status):
-        return False  # non-fast-forward / fetch first: another clone pushed notes
+    if any(_raced(line) for line in status):
+        return False  # another clone pushed notes first, or is pushing them now
     why = _last_line(" ".join(status) or proc.stderr)
     raise GitModeError(
         f"cannot push {NOTES_REF} to {remote}: {why}; check that the remote accepts "
         f"refs/notes/* (`git push {remote} {NOTES_REF}`), then run `redline notes sync {remote}`"
     )
+
+
+def _raced(status: str) -> bool:
+    """Whether a push status line says the remote's notes moved under the push:
+    rejected as no fast-forward, or the remote's ref locked or changed meanwhile."""
+    if "[rejected]" in status:
+        return True
+    moved = ("lock", "failed to update ref", "old value", "stale info")
+    return "[remote rejected]" in status and any(word in status for word in moved)
 
 
 def _git(repo: pygit2.Repository, *args: str) -> subprocess.CompletedProcess[str]:

@@ -101,13 +101,16 @@ def guard_command(stage: str, spec: str | None, as_json: bool, hook_args: tuple[
                 "pass --to-ref a commit, branch or tag that exists here"
             )
         changes = [change] if change is not None else []
-        remote = os.environ.get("PRE_COMMIT_REMOTE_NAME")
+        remote = _framework_remote()
     elif framework_push and os.environ.get("PRE_COMMIT_REMOTE_NAME"):
         change = stages.range_change(repo, None, framework_push, "the push")
         changes = [change] if change is not None else []
-        remote = os.environ.get("PRE_COMMIT_REMOTE_NAME")
+        remote = _framework_remote()
     elif stage == "pre-push":
-        changes = stages.push_changes(repo, sys.stdin.read().splitlines())
+        lines = sys.stdin.read().splitlines()
+        changes = stages.push_changes(repo, lines)
+        if any(len(p) == 4 and p[2].startswith("refs/notes/") for p in map(str.split, lines)):
+            remote = None  # the push carries notes itself: leave them to it
     else:
         index_file = os.environ.get("GIT_INDEX_FILE")
         index_path = Path(index_file) if index_file else None
@@ -128,6 +131,14 @@ def guard_command(stage: str, spec: str | None, as_json: bool, hook_args: tuple[
         sys.exit(1)
     if remote:
         _push_notes(repo, remote)
+
+
+def _framework_remote() -> str | None:
+    """The remote pre-commit's pre-push stage pushes to (None when it pushes notes itself,
+    or runs outside a push: ``pre-commit run --from-ref/--to-ref``)."""
+    if os.environ.get("PRE_COMMIT_REMOTE_BRANCH", "").startswith("refs/notes/"):
+        return None
+    return os.environ.get("PRE_COMMIT_REMOTE_NAME") or None
 
 
 def _push_notes(repo: pygit2.Repository, remote: str) -> None:
@@ -204,6 +215,8 @@ def approve_command(repo: Path, edits: tuple[str, ...]) -> None:
             )
             continue
         click.echo(f"approved edit {item.edit} ({len(item.commits)} note(s)) as {item.by}")
+        if item.why:
+            click.echo(f"  note: {item.why}")
         for commit in item.unnoted:
             click.echo(
                 f"  commit {commit[:12]} had no evidence note: a new note records that the "

@@ -39,9 +39,10 @@ class ApprovalError(RedlineError):
 
 @dataclass(frozen=True)
 class Approved:
-    """What ``approve`` did for one edit: ``status`` "approved" (recorded), "already"
-    (this reviewer had approved it: nothing added; ``at`` says when) or "not flagged"
-    (nothing to approve; ``why`` says so)."""
+    """What ``approve`` did for one edit: ``status`` "approved" (recorded; ``why``, when
+    set, says why the policy in HEAD would not need it), "already" (this reviewer had
+    approved it: nothing added; ``at`` says when) or "not flagged" (an exact edit the
+    guard can never flag: nothing to approve; ``why`` says so)."""
 
     edit: str
     commits: list[str]
@@ -52,18 +53,19 @@ class Approved:
     why: str | None = None
 
 
-NEVER_FLAGGED = (
-    "it was never flagged (an exact match, or a tolerant one the policy allows), so it "
-    "needs no approval"
+NEVER_FLAGGED = "it was never flagged (an exact match the policy passed), so it needs no approval"
+UNFLAGGED_NOW = (
+    "the policy in HEAD does not flag it; the approval counts where a stricter one does "
+    "(a push or a CI check judged by the policy of the branch it goes to)"
 )
-CLEARED = "the flag it carried from an earlier edit is cleared (that edit is approved)"
+CLEARED = "the flag it carried from an earlier edit is cleared already (that edit is approved)"
 
 
 def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -> list[Approved]:
     """Record an approval for each edit id (or commit carrying one) in ``names``.
 
-    An edit that is not flagged is not approved (``status`` "not flagged"); a
-    reviewer's second approval of an edit adds nothing (``status`` "already").
+    An exact edit that was never flagged is not approved (``status`` "not flagged");
+    a reviewer's second approval of an edit adds nothing (``status`` "already").
     """
     ledger = ledgers.load(repo)
     targets: dict[str, list[str]] = {}
@@ -77,11 +79,7 @@ def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -
     sig = signature(repo)
     reviewer = f"{sig.name} <{sig.email}>"
     stamp = notes.Approval(reviewer, notes.utc_now())
-    unflagged = {
-        edit: why
-        for edit in targets
-        if not unnoted[edit] and (why := _not_flagged(repo, ledger, edit)) is not None
-    }
+    unflagged = {e for e in targets if not unnoted[e] and e not in ledger.entries}
     earlier: dict[str, str] = {}  # edit -> when this reviewer approved it before
 
     def approved(tip: pygit2.Oid | None) -> dict[pygit2.Oid, dict[str, Any]]:
@@ -112,13 +110,12 @@ def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -
     done = []
     for edit, commits in targets.items():
         if edit in unflagged:
-            done.append(
-                Approved(edit, commits, reviewer, status="not flagged", why=unflagged[edit])
-            )
+            done.append(Approved(edit, commits, reviewer, status="not flagged", why=NEVER_FLAGGED))
         elif edit in earlier and not _wrote(repo, written, commits, stamp):
             done.append(Approved(edit, commits, reviewer, status="already", at=earlier[edit]))
         else:
-            done.append(Approved(edit, commits, reviewer, unnoted[edit]))
+            why = None if unnoted[edit] else _unflagged_now(repo, ledger, edit)
+            done.append(Approved(edit, commits, reviewer, unnoted[edit], why=why))
     return done
 
 
@@ -135,13 +132,12 @@ def _wrote(
     return False
 
 
-def _not_flagged(repo: pygit2.Repository, ledger: ledgers.Ledger, edit: str) -> str | None:
-    """Why ``edit`` needs no approval, or None when it is flagged. It is judged by the
-    policy in HEAD joined with the policy of the commit that made it — the one a
-    commit or push carrying it would be judged by too."""
+def _unflagged_now(repo: pygit2.Repository, ledger: ledgers.Ledger, edit: str) -> str | None:
+    """Why the approval of ``edit`` (a tolerant edit) is not needed by the policy in HEAD
+    joined with the policy of its commit; None when they flag it."""
     entry = ledger.entries.get(edit)
     if entry is None:
-        return NEVER_FLAGGED  # only tolerant or flagged edits enter the ledger
+        return None
     commit = carrying_commit(repo, entry)
     head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit).tree
     sides = [(head, "in HEAD")]
@@ -150,10 +146,10 @@ def _not_flagged(repo: pygit2.Repository, ledger: ledgers.Ledger, edit: str) -> 
     try:
         policy = stricter_policy(repo, sides)
     except PolicyError:
-        return None  # cannot tell: approve it
+        return None
     if flagged_operations(entry, policy, ledger):
         return None
-    return CLEARED if entry.flagged else NEVER_FLAGGED
+    return CLEARED if entry.flagged else UNFLAGGED_NOW
 
 
 def _without_evidence(

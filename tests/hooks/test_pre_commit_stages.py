@@ -74,7 +74,9 @@ def configured(repo: Path, hook_repo: Path) -> None:
     config = (
         config.replace("<this repository>", str(hook_repo))
         .replace("<a tag or commit>", head(hook_repo))
-        .replace("      - id: redline-guard\n", "      - id: redline-guard\n        language: system\n")
+        .replace(
+            "      - id: redline-guard\n", "      - id: redline-guard\n        language: system\n"
+        )
     )
     (repo / ".pre-commit-config.yaml").write_text(config)
     git(repo, "add", ".pre-commit-config.yaml")
@@ -91,9 +93,12 @@ def install(repo: Path, env: dict[str, str]) -> None:
 
 
 def git_env(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    """git with pre-commit's hooks; pre-commit prints a hook's output on stdout: it is
+    put with git's stderr, where a plain hook's goes."""
+    proc = subprocess.run(
         ["git", *args], cwd=repo, env=env, capture_output=True, text=True, timeout=300
     )
+    return subprocess.CompletedProcess(proc.args, proc.returncode, "", proc.stdout + proc.stderr)
 
 
 def setup(tmp_path: Path, hook_repo: Path, env: dict[str, str], push_first: bool) -> Flagged:

@@ -186,6 +186,8 @@ def test_a_fresh_clone_and_one_fetch_show_the_evidence(team: Team, tmp_path: Pat
         "origin: `git fetch` now brings refs/notes/redline (into refs/notes/redline-remote/origin)"
     )
     git(fresh, "fetch", "-q")
+    git(fresh, "pack-refs", "--all")  # the fetched copy is found packed as well as loose
+    assert not (fresh / ".git" / "refs" / "notes" / "redline-remote" / "origin").exists()
     [item] = review(fresh)
     assert item["edit"] == f.edit
     shown = git(fresh, "log", "-1", "--notes=redline", "--format=%N", f"origin/{f.branch}")

@@ -28,14 +28,13 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
 import pygit2
 
 from redline.gitops.errors import GitModeError
 from redline.gitops.notes import current, ref_target
 from redline.gitops.notes_merge import Merged, merge_into
-from redline.gitops.repo import NOTES_REF
+from redline.gitops.repo import NOTES_REF, common_dir
 
 TRACKING = "refs/notes/redline-remote/"
 ATTEMPTS = 5  # fetch, merge, push; again when another clone pushed notes in between
@@ -93,23 +92,27 @@ def import_fetched(repo: pygit2.Repository) -> list[tuple[str, Merged]]:
 
 
 def _tracking_refs(repo: pygit2.Repository) -> list[str]:
-    folder = Path(repo.path).resolve()
-    common = folder / "commondir"
-    if common.is_file():
-        folder = (folder / common.read_text().strip()).resolve()
+    """The refs under refs/notes/redline-remote/, loose or packed (read as files: this
+    runs before every guard, and listing all refs of a large repository is not free)."""
+    folder = common_dir(repo)
     loose = folder / TRACKING
     names = (
-        {TRACKING + str(p.relative_to(loose)) for p in loose.rglob("*") if p.is_file()}
+        {
+            TRACKING + p.relative_to(loose).as_posix()
+            for p in loose.rglob("*")
+            if p.is_file() and not p.name.endswith(".lock")
+        }
         if loose.is_dir()
         else set()
     )
     try:
-        with open(folder / "packed-refs", "rb") as packed:
-            for line in packed:
-                if TRACKING.encode() in line and not line.startswith((b"#", b"^")):
-                    names.add(line.split(b" ", 1)[1].strip().decode())
+        packed = (folder / "packed-refs").read_bytes()
     except OSError:
-        pass
+        packed = b""
+    if TRACKING.encode() in packed:  # one scan in C; the lines only when there are some
+        for line in packed.splitlines():
+            if TRACKING.encode() in line and not line.startswith((b"#", b"^")):
+                names.add(line.split(b" ", 1)[1].strip().decode())
     return sorted(names)
 
 

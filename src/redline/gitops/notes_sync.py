@@ -227,7 +227,7 @@ def _raced(status: str) -> bool:
 
 
 def _git(repo: pygit2.Repository, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
+    env = {**os.environ, "LC_ALL": "C"}  # git's messages are parsed: untranslated
     for name in ("GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_PREFIX"):
         env.pop(name, None)
     cwd = repo.workdir or repo.path

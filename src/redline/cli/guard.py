@@ -93,6 +93,7 @@ def guard_command(stage: str, spec: str | None, as_json: bool, hook_args: tuple[
     # history from its root commit (PRE_COMMIT_LOCAL_BRANCH is what is pushed).
     framework_push = os.environ.get("PRE_COMMIT_LOCAL_BRANCH") if not from_ref else None
     remote = hook_args[0] if stage == "pre-push" and hook_args else None
+    pushing = True
     if from_ref and to_ref:  # pre-commit framework: pre-push stage, or run --from-ref/--to-ref
         change = stages.range_change(repo, from_ref, to_ref, "the push")
         if change is None and to_ref != stages.ZERO:
@@ -120,7 +121,7 @@ def guard_command(stage: str, spec: str | None, as_json: bool, hook_args: tuple[
             name.removeprefix("GITHEAD_") for name in os.environ if name.startswith("GITHEAD_")
         ]
         changes = [stages.commit_change(repo, index_path, stages.amending(), merging)]
-    pushing = stage == "pre-push" or bool(from_ref and to_ref) or remote is not None
+        pushing = False
     for change, error in _broken_policies(repo, changes):
         click.echo(describe_broken_policy(error, change.label, not pushing), err=True)
         sys.exit(1)

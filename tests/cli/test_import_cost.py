@@ -27,6 +27,7 @@ HELP_ARGS = [
     ["stats", "--help"],
     ["tools", "--help"],
     ["mcp", "--help"],
+    ["notes", "--help"],
 ]
 
 

@@ -10,11 +10,15 @@ git runs it from a hook. Every process inherits the hermetic environment of
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from gitmode_fixtures import git, make_repo
 from redline.engine.edit import EditItem, EditRequest
@@ -186,3 +190,32 @@ def refusal(proc: subprocess.CompletedProcess[str]) -> str:
     assert proc.returncode != 0, f"git was not refused:\n{proc.stdout}{proc.stderr}"
     assert "redline guard: refused" in proc.stderr, proc.stderr
     return proc.stderr
+
+
+def pre_commit() -> list[str]:
+    """How to run pre-commit: the ``pre-commit`` script, or its module when only the
+    package is installed (e.g. a pyenv without rehashed shims)."""
+    found = shutil.which("pre-commit")
+    if found is not None:
+        return [found]
+    if importlib.util.find_spec("pre_commit") is not None:
+        return [sys.executable, "-m", "pre_commit"]
+    pytest.skip(
+        "pre-commit is not installed; install the dev extras (pip install -e '.[dev]') "
+        "to run these tests — they never install it themselves"
+    )
+
+
+def pre_commit_caches(root: Path) -> dict[str, str]:
+    """Where pre-commit keeps its store and caches, under ``root`` (HOME stays empty).
+
+    pre-commit asks ``cargo --version`` while loading its languages; where cargo is
+    a rustup proxy, that would create ``$HOME/.rustup`` — so rustup gets a home here.
+    """
+    return {
+        "PRE_COMMIT_HOME": str(root / "pre-commit"),
+        "XDG_CACHE_HOME": str(root / "cache"),
+        "XDG_DATA_HOME": str(root / "data"),
+        "RUSTUP_HOME": str(root / "rustup"),
+        "CARGO_HOME": str(root / "cargo"),
+    }

@@ -9,15 +9,19 @@ stays empty, so every cache location is set explicitly.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from guard_fixtures import Flagged, flagged_edit, redline, user_repo
+from guard_fixtures import (
+    Flagged,
+    flagged_edit,
+    pre_commit,
+    pre_commit_caches,
+    redline,
+    user_repo,
+)
 
 from gitmode_fixtures import git
 
@@ -26,20 +30,6 @@ pytestmark = pytest.mark.slow
 PROJECT = Path(__file__).resolve().parents[2]
 HOOK_ID = "redline-guard"
 TIMEOUT = 600  # builds a virtualenv and installs redline with its dependencies
-
-
-def pre_commit() -> list[str]:
-    """How to run pre-commit: the ``pre-commit`` script, or its module when only the
-    package is installed (e.g. a pyenv without rehashed shims)."""
-    found = shutil.which("pre-commit")
-    if found is not None:
-        return [found]
-    if importlib.util.find_spec("pre_commit") is not None:
-        return [sys.executable, "-m", "pre_commit"]
-    pytest.skip(
-        "pre-commit is not installed; install the dev extras (pip install -e '.[dev]') "
-        "to run these tests — they never install it themselves"
-    )
 
 
 def tracked_changes(root: Path) -> bool:
@@ -64,19 +54,8 @@ def project() -> Path:
 
 @pytest.fixture(scope="module")
 def caches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """One pre-commit store, pip cache and virtualenv app data for the module.
-
-    pre-commit asks ``cargo --version`` while loading its languages; where cargo is
-    a rustup proxy, that would create ``$HOME/.rustup`` — so rustup gets a home here.
-    """
-    root = tmp_path_factory.mktemp("pre-commit-caches")
-    return {
-        "PRE_COMMIT_HOME": str(root / "pre-commit"),
-        "XDG_CACHE_HOME": str(root / "cache"),
-        "XDG_DATA_HOME": str(root / "data"),
-        "RUSTUP_HOME": str(root / "rustup"),
-        "CARGO_HOME": str(root / "cargo"),
-    }
+    """One pre-commit store, pip cache and virtualenv app data for the module."""
+    return pre_commit_caches(tmp_path_factory.mktemp("pre-commit-caches"))
 
 
 def try_repo(

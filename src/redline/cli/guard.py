@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from redline.cli._connect import SettingError, repo_option
+from redline.engine.errors import RedlineError
 
 if TYPE_CHECKING:
     import pygit2
@@ -23,41 +24,22 @@ STAGES = ("pre-commit", "pre-merge-commit", "pre-push")
 
 
 def _repo(path: Path) -> pygit2.Repository:
+    """The repository around ``path``, with the notes fetched from remotes merged in
+    (gitops.notes_sync): every command here reads the evidence."""
+    from redline.gitops.notes_sync import import_fetched
     from redline.gitops.repo import discover
 
-    return discover(path)
+    repo = discover(path)
+    import_fetched(repo)
+    return repo
 
 
 def _policy(repo: pygit2.Repository) -> Policy:
     """HEAD's policy (what ``redline review`` judges by)."""
     from redline.hooks.config import policy_from_tree
+    from redline.hooks.gate import head_tree
 
-    return policy_from_tree(repo, _head_tree(repo))
-
-
-def _judging_policy(repo: pygit2.Repository, change: stages.Change) -> Policy:
-    """What a commit or push is judged by: HEAD's policy, the policy it starts from and
-    the one it brings, joined — a change can add rules but not take one away, so an
-    agent's unapproved edit of the policy cannot weaken the judgement of the change
-    that carries it. A side whose policy is broken is left out (otherwise "fix the
-    file and retry" could never get past the hook)."""
-    from redline.hooks.config import stricter_policy
-
-    label = change.label if change.label.startswith("the ") else f"the {change.label}"
-    return stricter_policy(
-        repo,
-        [
-            (_head_tree(repo), "in HEAD"),
-            (change.parent, f"before {label}"),
-            (change.new, f"in {label}"),
-        ],
-    )
-
-
-def _head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
-    import pygit2
-
-    return None if repo.head_is_unborn else repo.head.peel(pygit2.Commit).tree
+    return policy_from_tree(repo, head_tree(repo))
 
 
 def _broken_policies(
@@ -78,18 +60,40 @@ def _broken_policies(
 
 @click.command("guard")
 @click.option("--stage", type=click.Choice(STAGES), default="pre-commit", show_default=True)
+@click.option(
+    "--range",
+    "spec",
+    metavar="BASE..HEAD",
+    help="Check the commits of a range, as pre-push checks a push (for CI).",
+)
+@click.option("--json", "as_json", is_flag=True, help="With --range: the verdict as JSON.")
 @click.argument("hook_args", nargs=-1)
-def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
-    """The hook entry point: refuse a commit or push carrying unapproved flagged edits."""
+def guard_command(stage: str, spec: str | None, as_json: bool, hook_args: tuple[str, ...]) -> None:
+    """The hook entry point: refuse a commit or push carrying unapproved flagged edits.
+
+    With --range BASE..HEAD (a CI job): check every commit of the range; exit 1
+    when one carries an unapproved flagged edit or lacks its evidence, and end
+    with a one-line summary.
+    """
+    if spec is not None:
+        _guard_range(spec, as_json)
+        return
+    if as_json:
+        raise click.UsageError("--json goes with --range BASE..HEAD")
     from redline.hooks import ledger, stages
-    from redline.hooks.evidence import missing_evidence
-    from redline.hooks.guard import blocked, describe, describe_broken_policy, unreadable_notes
+    from redline.hooks.gate import judge
+    from redline.hooks.guard import describe, describe_broken_policy
 
     # Git runs hooks at the top of the worktree, with GIT_DIR / GIT_INDEX_FILE set
     # for the repository and the index being committed.
     repo = _repo(Path(os.environ.get("GIT_DIR") or "."))
     from_ref = os.environ.get("PRE_COMMIT_FROM_REF")
     to_ref = os.environ.get("PRE_COMMIT_TO_REF")
+    # pre-commit's pre-push stage names the remote; with no FROM_REF it pushes a
+    # history from its root commit (PRE_COMMIT_LOCAL_BRANCH is what is pushed).
+    framework_push = os.environ.get("PRE_COMMIT_LOCAL_BRANCH") if not from_ref else None
+    remote = hook_args[0] if stage == "pre-push" and hook_args else None
+    pushing = True
     if from_ref and to_ref:  # pre-commit framework: pre-push stage, or run --from-ref/--to-ref
         change = stages.range_change(repo, from_ref, to_ref, "the push")
         if change is None and to_ref != stages.ZERO:
@@ -98,8 +102,16 @@ def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
                 "pass --to-ref a commit, branch or tag that exists here"
             )
         changes = [change] if change is not None else []
+        remote = _framework_remote()
+    elif framework_push and os.environ.get("PRE_COMMIT_REMOTE_NAME"):
+        change = stages.range_change(repo, None, framework_push, "the push")
+        changes = [change] if change is not None else []
+        remote = _framework_remote()
     elif stage == "pre-push":
-        changes = stages.push_changes(repo, sys.stdin.read().splitlines())
+        lines = sys.stdin.read().splitlines()
+        changes = stages.push_changes(repo, lines)
+        if any(len(p) == 4 and p[2].startswith("refs/notes/") for p in map(str.split, lines)):
+            remote = None  # the push carries notes itself: leave them to it
     else:
         index_file = os.environ.get("GIT_INDEX_FILE")
         index_path = Path(index_file) if index_file else None
@@ -109,24 +121,79 @@ def guard_command(stage: str, hook_args: tuple[str, ...]) -> None:
             name.removeprefix("GITHEAD_") for name in os.environ if name.startswith("GITHEAD_")
         ]
         changes = [stages.commit_change(repo, index_path, stages.amending(), merging)]
-    committing = stage != "pre-push" and not (from_ref and to_ref)
+        pushing = False
     for change, error in _broken_policies(repo, changes):
-        click.echo(describe_broken_policy(error, change.label, committing), err=True)
+        click.echo(describe_broken_policy(error, change.label, not pushing), err=True)
         sys.exit(1)
-    entries = ledger.load(repo)
-    found = []
-    unreadable = []
-    missing = []
-    for change in changes:
-        policy = _judging_policy(repo, change)
-        found += blocked(repo, entries, policy, change.parent, change.new)
-        unreadable += unreadable_notes(repo, entries, change.parent, change.new)
-        brought = stages.brought(repo, change)
-        missing += missing_evidence(repo, entries, brought, change.parent, change.new)
-    if found or unreadable or missing:
-        again = "commit" if committing else "push"
-        message = describe(found, dict.fromkeys(unreadable), dict.fromkeys(missing), again)
-        click.echo(message, err=True)
+    found = judge(repo, ledger.load(repo), changes)
+    if not found.ok:
+        again = "push" if pushing else "commit"
+        click.echo(describe(found.blocked, found.unreadable, found.missing, again), err=True)
+        sys.exit(1)
+    if remote:
+        _push_notes(repo, remote)
+
+
+def _framework_remote() -> str | None:
+    """The remote pre-commit's pre-push stage pushes to (None when it pushes notes itself,
+    or runs outside a push: ``pre-commit run --from-ref/--to-ref``)."""
+    if os.environ.get("PRE_COMMIT_REMOTE_BRANCH", "").startswith("refs/notes/"):
+        return None
+    return os.environ.get("PRE_COMMIT_REMOTE_NAME") or None
+
+
+def _push_notes(repo: pygit2.Repository, remote: str) -> None:
+    """After a push passed the guard: the evidence goes to the remote with it."""
+    from redline.gitops.notes_sync import push_needed, sync
+    from redline.hooks.stages import dry_run
+
+    if _config_false(repo, "redline.pushNotes") or dry_run() or not push_needed(repo, remote):
+        return
+    try:
+        done = sync(repo, remote)
+    except RedlineError as exc:
+        click.echo(
+            f"redline guard: refused — the evidence notes could not go with the push: {exc}\n"
+            "Without them the pushed edit commits count as unapproved on every other clone "
+            '("evidence missing"). Fix that and push again; or, if this remote must not '
+            "take notes, `git config redline.pushNotes false` and share refs/notes/redline "
+            "another way.",
+            err=True,
+        )
+        sys.exit(1)
+    click.echo(f"redline: {done.describe()}", err=True)
+
+
+def _config_false(repo: pygit2.Repository, key: str) -> bool:
+    try:
+        return str(repo.config[key]).strip().lower() in ("false", "no", "off", "0")
+    except KeyError:
+        return False
+
+
+def _guard_range(spec: str, as_json: bool) -> None:
+    from redline.hooks import ledger
+    from redline.hooks.gate import check_range, parse_range
+    from redline.hooks.guard import describe
+
+    base, head = parse_range(spec)
+    repo = _repo(Path(os.environ.get("GIT_DIR") or "."))
+    verdict = check_range(repo, ledger.load(repo), base, head)
+    found = verdict.findings
+    if as_json:
+        click.echo(json.dumps(verdict.to_json(spec)))
+    else:
+        if found.missing:
+            click.echo(
+                "evidence missing: fetch refs/notes/redline before the check (`git fetch origin "
+                "'+refs/notes/*:refs/notes/*'`); notes never pushed are pushed from the clone "
+                "that made them (`redline notes sync`)"
+            )
+        if not found.ok:
+            again = "push the notes (`redline notes sync`), then run the check"
+            click.echo(describe(found.blocked, found.unreadable, found.missing, again))
+        click.echo(verdict.summary(spec))
+    if not found.ok:
         sys.exit(1)
 
 
@@ -139,7 +206,18 @@ def approve_command(repo: Path, edits: tuple[str, ...]) -> None:
 
     done = approve(_repo(repo), list(edits))
     for item in done:
+        if item.status == "not flagged":
+            click.echo(f"edit {item.edit}: nothing to approve — {item.why}")
+            continue
+        if item.status == "already":
+            click.echo(
+                f"edit {item.edit} was already approved by {item.by} (at {item.at}); "
+                "a second approval adds nothing"
+            )
+            continue
         click.echo(f"approved edit {item.edit} ({len(item.commits)} note(s)) as {item.by}")
+        if item.why:
+            click.echo(f"  note: {item.why}")
         for commit in item.unnoted:
             click.echo(
                 f"  commit {commit[:12]} had no evidence note: a new note records that the "
@@ -198,11 +276,21 @@ def hooks_group() -> None:
 @click.option("--hooks-path", is_flag=True, help="Install into core.hooksPath when it is set.")
 def install_command(repo: Path, hooks_path: bool) -> None:
     """Install pre-commit, pre-merge-commit and pre-push hooks that run `redline guard`."""
+    from redline.gitops.notes_sync import setup
     from redline.hooks.install import install
 
-    done = install(_repo(repo), sys.executable, hooks_path)
+    git = _repo(repo)
+    done = install(git, sys.executable, hooks_path)
     for line in done:
         click.echo(line)
+    for line in setup(git) or [_NO_REMOTE]:
+        click.echo(f"notes: {line}")
+
+
+_NO_REMOTE = (
+    "no remote yet; the first push through the pre-push hook sets it up to fetch "
+    "refs/notes/redline (or run `redline notes setup` after `git remote add`)"
+)
 
 
 @hooks_group.command("uninstall")

@@ -23,8 +23,10 @@ def log_command(repo: Path, name: str | None, as_json: bool) -> None:
     """
     from redline.gitops import history
     from redline.gitops import session as sessions
+    from redline.gitops.notes_sync import import_fetched
 
     handle, layout = open_repository(repo)
+    import_fetched(handle)  # the notes `git fetch` brought from remotes
     if name is None:
         names = [s.name for s in sessions.all_sessions(layout)]
         if len(names) != 1:

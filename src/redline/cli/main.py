@@ -22,6 +22,7 @@ COMMANDS = {
     "approve": "redline.cli.guard:approve_command",
     "guard": "redline.cli.guard:guard_command",
     "hooks": "redline.cli.guard:hooks_group",
+    "notes": "redline.cli.notes:notes_group",
     "daemon": "redline.cli.daemon:daemon_group",
     "schema": "redline.cli.schema:schema_command",
     "tools": "redline.cli.tools:tools_command",

@@ -24,6 +24,7 @@
     │                             (tools.config)
     ├── ApprovalError             an approval cannot be recorded (hooks.approve)
     ├── InstallError              the guard's hooks cannot be installed or removed (hooks.install)
+    ├── RangeError                `redline guard --range` names no two commits (hooks.gate); exit 2
     ├── DaemonError               the daemon cannot be started, reached or stopped
     │   │                         (daemon.client)
     │   ├── DaemonBusy            it did not accept a connection within the deadline

@@ -20,6 +20,7 @@ from redline.gitops import notes
 from redline.gitops.repo import signature
 from redline.gitops.writer import PLAIN, Writer
 from redline.hooks import ledger as ledgers
+from redline.hooks.config import PolicyError, stricter_policy
 from redline.hooks.evidence import (
     MISSING_REASON,
     MISSING_RULE,
@@ -38,14 +39,34 @@ class ApprovalError(RedlineError):
 
 @dataclass(frozen=True)
 class Approved:
+    """What ``approve`` did for one edit: ``status`` "approved" (recorded; ``why``, when
+    set, says why the policy in HEAD would not need it), "already" (this reviewer had
+    approved it: nothing added; ``at`` says when) or "not flagged" (an exact edit the
+    guard can never flag: nothing to approve; ``why`` says so)."""
+
     edit: str
     commits: list[str]
     by: str
     unnoted: list[str] = field(default_factory=list)  # commits approved without evidence
+    status: str = "approved"
+    at: str | None = None
+    why: str | None = None
+
+
+NEVER_FLAGGED = "it was never flagged (an exact match the policy passed), so it needs no approval"
+UNFLAGGED_NOW = (
+    "the policy in HEAD does not flag it; the approval counts where a stricter one does "
+    "(a push or a CI check judged by the policy of the branch it goes to)"
+)
+CLEARED = "the flag it carried from an earlier edit is cleared already (that edit is approved)"
 
 
 def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -> list[Approved]:
-    """Record an approval for each edit id (or commit carrying one) in ``names``."""
+    """Record an approval for each edit id (or commit carrying one) in ``names``.
+
+    An exact edit that was never flagged is not approved (``status`` "not flagged");
+    a reviewer's second approval of an edit adds nothing (``status`` "already").
+    """
     ledger = ledgers.load(repo)
     targets: dict[str, list[str]] = {}
     unnoted: dict[str, list[str]] = {}  # edit -> its commits whose evidence is gone
@@ -58,12 +79,17 @@ def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -
     sig = signature(repo)
     reviewer = f"{sig.name} <{sig.email}>"
     stamp = notes.Approval(reviewer, notes.utc_now())
+    unflagged = {e for e in targets if not unnoted[e] and e not in ledger.entries}
+    earlier: dict[str, str] = {}  # edit -> when this reviewer approved it before
 
     def approved(tip: pygit2.Oid | None) -> dict[pygit2.Oid, dict[str, Any]]:
         # Made again on each try, from the notes as they are then: a daemon (or git)
         # adding notes at the same moment loses nothing, and neither does this.
         updated: dict[pygit2.Oid, dict[str, Any]] = {}
+        earlier.clear()
         for edit, commits in targets.items():
+            if edit in unflagged:
+                continue
             for commit in commits:
                 oid = pygit2.Oid(hex=commit)
                 data = notes.read_note(repo, oid, at=tip)
@@ -72,12 +98,58 @@ def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -
                         updated[oid] = _without_evidence(repo, oid, edit, stamp)
                     continue
                 note = notes.Note.from_json(data)
+                mine = [a for a in note.approvals if a.by == reviewer]
+                if mine:
+                    earlier.setdefault(edit, mine[0].at)
+                    continue
                 note.approvals.append(stamp)
                 updated[oid] = {**data, "approvals": [a.to_json() for a in note.approvals]}
         return updated
 
-    notes.publish(repo, approved, sig, writer)
-    return [Approved(edit, commits, reviewer, unnoted[edit]) for edit, commits in targets.items()]
+    written = notes.publish(repo, approved, sig, writer)
+    done = []
+    for edit, commits in targets.items():
+        if edit in unflagged:
+            done.append(Approved(edit, commits, reviewer, status="not flagged", why=NEVER_FLAGGED))
+        elif edit in earlier and not _wrote(repo, written, commits, stamp):
+            done.append(Approved(edit, commits, reviewer, status="already", at=earlier[edit]))
+        else:
+            why = None if unnoted[edit] else _unflagged_now(repo, ledger, edit)
+            done.append(Approved(edit, commits, reviewer, unnoted[edit], why=why))
+    return done
+
+
+def _wrote(
+    repo: pygit2.Repository, tip: pygit2.Oid | None, commits: list[str], stamp: notes.Approval
+) -> bool:
+    """Whether notes commit ``tip`` holds ``stamp`` in a note of one of ``commits``."""
+    if tip is None:
+        return False
+    for commit in commits:
+        data = notes.read_note(repo, pygit2.Oid(hex=commit), at=tip) or {}
+        if stamp.to_json() in data.get("approvals", []):
+            return True
+    return False
+
+
+def _unflagged_now(repo: pygit2.Repository, ledger: ledgers.Ledger, edit: str) -> str | None:
+    """Why the approval of ``edit`` (a tolerant edit) is not needed by the policy in HEAD
+    joined with the policy of its commit; None when they flag it."""
+    entry = ledger.entries.get(edit)
+    if entry is None:
+        return None
+    commit = carrying_commit(repo, entry)
+    head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit).tree
+    sides = [(head, "in HEAD")]
+    if commit is not None:
+        sides.append((commit.tree, f"in commit {str(commit.id)[:12]}"))
+    try:
+        policy = stricter_policy(repo, sides)
+    except PolicyError:
+        return None
+    if flagged_operations(entry, policy, ledger):
+        return None
+    return CLEARED if entry.flagged else UNFLAGGED_NOW
 
 
 def _without_evidence(
@@ -109,7 +181,9 @@ def _resolve(
         commit = repo.revparse_single(name).peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
         commit = None
-    if commit is None and name not in ledger.noted_edits():
+    if commit is None and name in ledger.noted_edits():
+        return name, [], []  # a noted edit outside the ledger: exact and never flagged
+    if commit is None:
         commit = find_commit(repo, name, _branch_tips(repo))  # an edit id whose note is gone
     if commit is not None and str(commit.id) in ledger.unreadable:
         raise ApprovalError(
@@ -123,7 +197,9 @@ def _resolve(
         if note is not None and note.get("edit"):
             edit = str(note["edit"])
             entry = ledger.entries.get(edit)
-            commits = list(entry.commits) if entry else []
+            if entry is None:
+                return edit, [], []  # its note keeps it out of the ledger: never flagged
+            commits = list(entry.commits)
             if str(commit.id) not in commits:
                 commits.append(str(commit.id))
             return edit, commits, []

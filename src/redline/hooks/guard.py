@@ -340,8 +340,9 @@ def _describe_blocked(found: list[Blocked], again: str) -> str:
             f"rule {b.rule}: {b.reason}"
         )
     edits = " ".join(dict.fromkeys(b.edit for b in found))
+    then = f" and {again} again" if again else ""
     lines.append(
         "Review each edit's diff (`redline review`), then approve it with "
-        f"`redline approve {edits}` and {again} again."
+        f"`redline approve {edits}`{then}."
     )
     return "\n".join(lines)

@@ -192,15 +192,28 @@ def amending() -> bool:
     That is the nearest git ancestor, however it was spelt: through an alias
     (``git ci --amend``) or with the option abbreviated (``--amen``), as git allows.
     """
+    return any(len(arg) >= 4 and "--amend".startswith(arg) for arg in _git_args()[1:])
+
+
+def dry_run() -> bool:
+    """Whether the git process running this hook is ``git push --dry-run`` (``-n``):
+    the pre-push hook runs then too, and must not push the notes for real."""
+    return any(
+        arg == "-n" or (len(arg) >= 5 and "--dry-run".startswith(arg)) for arg in _git_args()[1:]
+    )
+
+
+def _git_args() -> list[str]:
+    """The command line of the nearest git ancestor of this process (Linux /proc)."""
     pid = _parent(os.getpid())
     for _ in range(6):
         if pid is None or pid <= 1:
-            return False
+            return []
         args = _cmdline(pid)
         if args and Path(args[0]).name in ("git", "git.exe"):
-            return any(len(arg) >= 4 and "--amend".startswith(arg) for arg in args[1:])
+            return args
         pid = _parent(pid)
-    return False
+    return []
 
 
 def _cmdline(pid: int) -> list[str]:

@@ -1,0 +1,171 @@
+"""Judging changes as the hooks do, and a range of commits as a CI server does.
+
+:func:`judge` is the one verdict every caller shares — the commit and push
+hooks, ``redline guard --range`` and anything that must refuse to carry
+unapproved flagged edits: for each change (hooks.stages), the flagged edits it
+carries that no person approved (hooks.guard), the unreadable notes of commits
+touching what it changes, and the edit commits it brings whose evidence note
+is missing (hooks.evidence).
+
+:func:`check_range` is ``BASE..HEAD`` the way pre-push sees a push: the commits
+reachable from HEAD and not from BASE, judged as one change from their merge
+base's tree to HEAD's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pygit2
+
+from redline.engine.errors import RedlineError
+from redline.engine.policy import Policy
+from redline.hooks import stages
+from redline.hooks.evidence import Missing, missing_evidence
+from redline.hooks.guard import Blocked, Unreadable, blocked, unreadable_notes
+from redline.hooks.ledger import Ledger
+
+
+class RangeError(RedlineError):
+    """A ``BASE..HEAD`` range that does not name two commits of the repository."""
+
+    exit_code = 2
+
+
+@dataclass
+class Findings:
+    """What keeps changes from going through; empty lists: they may."""
+
+    blocked: list[Blocked] = field(default_factory=list)
+    unreadable: list[Unreadable] = field(default_factory=list)
+    missing: list[Missing] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.blocked or self.unreadable or self.missing)
+
+
+def head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
+    return None if repo.head_is_unborn else repo.head.peel(pygit2.Commit).tree
+
+
+def judging_policy(repo: pygit2.Repository, change: stages.Change) -> Policy:
+    """What a change is judged by: HEAD's policy, the policy it starts from and the one
+    it brings, joined — a change can add rules but not take one away, so an agent's
+    unapproved edit of the policy cannot weaken the judgement of the change that
+    carries it. A side whose policy is broken is left out (otherwise "fix the file
+    and retry" could never get past the hook)."""
+    from redline.hooks.config import stricter_policy
+
+    label = change.label if change.label.startswith("the ") else f"the {change.label}"
+    return stricter_policy(
+        repo,
+        [
+            (head_tree(repo), "in HEAD"),
+            (change.parent, f"before {label}"),
+            (change.new, f"in {label}"),
+        ],
+    )
+
+
+def judge(repo: pygit2.Repository, ledger: Ledger, changes: Iterable[stages.Change]) -> Findings:
+    """The unapproved flagged edits, unreadable notes and missing evidence ``changes`` carry."""
+    found = Findings()
+    for change in changes:
+        policy = judging_policy(repo, change)
+        found.blocked += blocked(repo, ledger, policy, change.parent, change.new)
+        found.unreadable += unreadable_notes(repo, ledger, change.parent, change.new)
+        brought = stages.brought(repo, change)
+        found.missing += missing_evidence(repo, ledger, brought, change.parent, change.new)
+    found.blocked = list(dict.fromkeys(found.blocked))
+    found.unreadable = list(dict.fromkeys(found.unreadable))
+    found.missing = list(dict.fromkeys(found.missing))
+    return found
+
+
+@dataclass
+class RangeVerdict:
+    base: pygit2.Commit
+    head: pygit2.Commit
+    change: stages.Change
+    commits: int  # in BASE..HEAD
+    findings: Findings
+
+    def summary(self, spec: str) -> str:
+        """One line for a CI log."""
+        f = self.findings
+        counts = (
+            f"{len(f.blocked)} unapproved flagged edit{_s(f.blocked)}, "
+            f"{len(f.missing)} edit{_s(f.missing)} with evidence missing, "
+            f"{len(f.unreadable)} unreadable note{_s(f.unreadable)}"
+        )
+        verdict = "passed" if f.ok else "FAILED"
+        return (
+            f"redline guard --range {spec}: {verdict} — {self.commits} "
+            f"commit{'' if self.commits == 1 else 's'} checked; {counts}"
+        )
+
+    def to_json(self, spec: str) -> dict[str, Any]:
+        f = self.findings
+        return {
+            "range": spec,
+            "base": str(self.base.id),
+            "head": str(self.head.id),
+            "commits": self.commits,
+            "ok": f.ok,
+            "blocked": [vars(b) for b in f.blocked],
+            "missing": [vars(m) for m in f.missing],
+            "unreadable": [vars(u) for u in f.unreadable],
+            "summary": self.summary(spec),
+        }
+
+
+def parse_range(spec: str) -> tuple[str, str]:
+    """``BASE..HEAD`` (or ``BASE...HEAD``, the same here) → (BASE, HEAD)."""
+    for sep in ("...", ".."):
+        base, found, head = spec.partition(sep)
+        if found:
+            if base and head:
+                return base, head
+            break
+    raise RangeError(
+        f"--range takes BASE..HEAD, two commits (e.g. origin/main..HEAD, or in a pull "
+        f"request's CI job BASE_SHA..HEAD_SHA); got {spec!r}"
+    )
+
+
+def resolve(repo: pygit2.Repository, rev: str, role: str) -> pygit2.Commit:
+    try:
+        return repo.revparse_single(rev).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        raise RangeError(
+            f"cannot resolve {role} {rev!r} to a commit of this repository; in CI, check out "
+            "the whole history (actions/checkout with fetch-depth: 0, or "
+            f"`git fetch origin {rev}`) so that both ends of the range are here"
+        ) from None
+
+
+def check_range(
+    repo: pygit2.Repository, ledger: Ledger, base_rev: str, head_rev: str
+) -> RangeVerdict:
+    """Judge the commits of ``base_rev..head_rev`` as the pre-push hook judges a push."""
+    base = resolve(repo, base_rev, "BASE")
+    head = resolve(repo, head_rev, "HEAD")
+    merge_base = repo.merge_base(base.id, head.id)
+    start = repo[merge_base] if merge_base is not None else None
+    assert start is None or isinstance(start, pygit2.Commit)
+    change = stages.Change(
+        f"range {base_rev}..{head_rev}",
+        start.tree if start is not None else None,
+        head.tree,
+        (head.id,),
+        (base.id,),
+    )
+    commits = sum(1 for _ in stages.brought(repo, change))
+    return RangeVerdict(base, head, change, commits, judge(repo, ledger, [change]))
+
+
+def _s(items: list[Any]) -> str:
+    return "" if len(items) == 1 else "s"

@@ -24,6 +24,8 @@ HELP_ARGS = [
     ["apply", "--help"],
     ["schema", "--help"],
     ["demo", "--help"],
+    ["land", "--help"],
+    ["undo", "--help"],
 ]
 
 

@@ -17,6 +17,8 @@ COMMANDS = {
     "apply": "redline.cli.apply:apply_command",
     "session": "redline.cli.session:session_group",
     "log": "redline.cli.log:log_command",
+    "undo": "redline.cli.land:undo_command",
+    "land": "redline.cli.land:land_command",
     "review": "redline.cli.guard:review_command",
     "approve": "redline.cli.guard:approve_command",
     "guard": "redline.cli.guard:guard_command",

@@ -160,6 +160,7 @@ class Note:
     approvals: list[Approval] = field(default_factory=list)
     cleaned: list[str] | None = None  # invisible characters taken out of the request
     tolerances: list[str] | None = None  # match types other than exact the edit used
+    undoes: dict[str, str] | None = None  # an undo's note: the edit and commit it reverts
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -179,6 +180,8 @@ class Note:
             data["cleaned"] = list(self.cleaned)
         if self.tolerances is not None:
             data["tolerances"] = list(self.tolerances)
+        if self.undoes is not None:
+            data["undoes"] = dict(self.undoes)
         return data
 
     @classmethod
@@ -197,6 +200,7 @@ class Note:
             approvals=[Approval.from_json(a) for a in data.get("approvals", [])],
             cleaned=data.get("cleaned"),
             tolerances=data.get("tolerances"),
+            undoes=data.get("undoes"),
         )
 
 
@@ -209,6 +213,33 @@ _TRAILER = re.compile(r"^[ \t]*Redline-Edit:[ \t]*(\S+)[ \t]*$", re.M)
 def trailer_edits(message: str) -> list[str]:
     """The edit ids a commit message names in ``Redline-Edit:`` lines."""
     return list(dict.fromkeys(_TRAILER.findall(message)))
+
+
+# A squash commit (``redline land --squash``) carries several edits: its note lists
+# each one's evidence under ``squashed`` (the edit's note, and the commit it came from).
+SQUASH_TOOL = "squash"
+
+
+def squashed(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The edits a squash commit's note carries (none for an edit's own note)."""
+    found = data.get("squashed")
+    if not isinstance(found, list):
+        return []
+    return [item for item in found if isinstance(item, dict)]
+
+
+def with_approval(data: Mapping[str, Any], edit: str, stamp: Approval) -> dict[str, Any]:
+    """The note ``data`` with ``stamp`` added to the approvals of ``edit``: the note's own,
+    or, in a squash commit's note, those of the entry of ``edit``."""
+
+    def approved(item: Mapping[str, Any]) -> dict[str, Any]:
+        known = Note.from_json(item).approvals
+        return {**item, "approvals": [a.to_json() for a in (*known, stamp)]}
+
+    if "squashed" in data and data.get("edit") != edit:
+        entries = [approved(e) if e.get("edit") == edit else e for e in squashed(data)]
+        return {**data, "squashed": entries}
+    return approved(data)
 
 
 def utc_now() -> str:

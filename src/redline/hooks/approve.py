@@ -71,9 +71,7 @@ def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -
                     if commit in unnoted[edit]:
                         updated[oid] = _without_evidence(repo, oid, edit, stamp)
                     continue
-                note = notes.Note.from_json(data)
-                note.approvals.append(stamp)
-                updated[oid] = {**data, "approvals": [a.to_json() for a in note.approvals]}
+                updated[oid] = notes.with_approval(data, edit, stamp)
         return updated
 
     notes.publish(repo, approved, sig, writer)
@@ -120,6 +118,13 @@ def _resolve(
         )
     if commit is not None:
         note = notes.read_note(repo, commit.id)
+        carried = notes.squashed(note) if note is not None else []
+        if carried:
+            edits = " ".join(str(e.get("edit")) for e in carried)
+            raise ApprovalError(
+                f"commit {str(commit.id)[:12]} is a squash of {len(carried)} edit(s) ({edits}); "
+                "approve each by its edit id once you have read its diff (`redline review`)"
+            )
         if note is not None and note.get("edit"):
             edit = str(note["edit"])
             entry = ledger.entries.get(edit)

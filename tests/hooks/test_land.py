@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from guard_fixtures import (
     INSERTED,
     MIGRATION,
     MIGRATION_RULE,
+    MIGRATION_TEXT,
     REVIEWER,
     Flagged,
     agent,
@@ -37,8 +39,11 @@ from guard_fixtures import (
 
 from gitmode_fixtures import digest_tree, git, note_of, porcelain, trailer, write
 from redline.gitops import journal, landing
+from redline.gitops import session as sessions
+from redline.gitops.apply import SessionApplier
 from redline.gitops.errors import SessionError
 from redline.gitops.repo import main_repository
+from redline.hooks.config import policy_from_tree
 from redline.hooks.land import land as land_in_process
 
 APP_EXACT_OLD = "    server = make_server(config)\n"
@@ -383,3 +388,19 @@ def test_fuzzy_edit_squashed_with_a_later_exact_rewrite_still_needs_approval(
     proc = land(repo, "s", "--squash")
     assert proc.returncode == 1
     assert first["commits"][0]["edit"] in proc.stderr
+
+
+def test_an_undone_flagged_edit_lands_without_approval(flagged: Flagged) -> None:
+    """Undo only takes an edit back: the flagged lines are gone, so nothing waits."""
+    git_repo, layout = main_repository(flagged.repo)
+    session = sessions.load(layout, "s")
+    policy = partial(policy_from_tree, git_repo)
+    outcome = SessionApplier(git_repo, layout, session, policy_for=policy).undo(flagged.edit)
+    assert outcome.status == "undone"
+    assert outcome.flags == []
+    assert (Path(session.worktree) / MIGRATION).read_text() == MIGRATION_TEXT
+    landed = land_json(flagged.repo, "s")
+    assert landed["mode"] == "fast-forward"
+    assert (flagged.repo / MIGRATION).read_text() == MIGRATION_TEXT
+    # the flagged edit is in main's history, its lines are not
+    assert head(flagged.repo, "HEAD~1") == flagged.commit

@@ -255,9 +255,9 @@ class SessionApplier:
             if entry is None or entry.mode == LINK or not isinstance(after, pygit2.Blob):
                 continue
             before = _blob_data(self.repo, prepared.tree, path)
-            carried += [
-                carried_flag(path, e) for e in self.flagged.rewritten_by(path, before, after.data)
-            ]
+            earlier = self.flagged.rewritten_by(path, before, after.data)
+            # Taking back the undone edit's own lines launders nothing: they go.
+            carried += [carried_flag(path, e) for e in earlier if e.commit != target.id]
         new_edit = secrets.token_hex(6)
         request = prepared.request_id
         note = self._note(new_edit, request, undoing.UNDO_TOOL, None, "undo", operations)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gitmode_fixtures import git, make_repo, note_of, porcelain, rev, trailer, write
+from gitmode_fixtures import digest_tree, git, make_repo, note_of, porcelain, rev, trailer, write
 from redline.engine.edit import EditItem, EditRequest
 from redline.gitops.apply import SessionApplier
 from redline.gitops.errors import SessionError
@@ -153,3 +153,16 @@ def test_conflict_ranges_count_the_lines_of_the_file_as_it_is() -> None:
         "a\n<<<<<<< ours\nb\nc\n=======\nB\n>>>>>>> theirs\nd\n<<<<<<< ours\n=======\nx\n>>>>>>>\n"
     )
     assert conflict_ranges(merged) == [(2, 3), (5, 5)]
+
+
+def test_the_users_own_worktree_is_left_byte_identical(repo: Path, applier: SessionApplier) -> None:
+    made = edit(applier, "    return 6\n", "    return 60\n")
+    write(repo / APP, APP_TEXT + "# my unfinished work\n")
+    write(repo / "staged.txt", "staged\n")
+    git(repo, "add", "staged.txt")
+    write(repo / "untracked.txt", "untracked\n")
+    before = digest_tree(repo, skip=(".git",)), (repo / ".git" / "index").read_bytes()
+    head = rev(repo, "HEAD")
+    assert applier.undo(made["edit"]).status == "undone"
+    assert (digest_tree(repo, skip=(".git",)), (repo / ".git" / "index").read_bytes()) == before
+    assert rev(repo, "HEAD") == head

@@ -362,6 +362,20 @@ def test_close_after_landing_keeps_the_branch(tmp_path: Path) -> None:
     assert head(repo) == head(repo, "redline/s")
 
 
+def test_a_session_that_cannot_close_is_landed_all_the_same(tmp_path: Path) -> None:
+    repo = user_repo(tmp_path / "repo")
+    session = agent(repo)
+    session.edit(APP, APP_EXACT_OLD, APP_EXACT_NEW)
+    write(session.worktree / "scratch.txt", "the agent's unsent work\n")
+    proc = land(repo, "s", "--close", "--json")
+    assert proc.returncode == 1
+    outcome = json.loads(proc.stdout)
+    assert (outcome["status"], outcome["closed"]) == ("landed", False)
+    assert "the session was not closed: session 's' has 1 uncommitted change(s)" in proc.stderr
+    assert head(repo) == head(repo, "redline/s")
+    assert (session.worktree / "scratch.txt").exists()
+
+
 def test_a_request_being_published_is_waited_for(flagged: Flagged) -> None:
     git_repo, layout = main_repository(flagged.repo)
     entry = journal.JournalEntry("s", "r1", "refs/heads/redline/s", flagged.base,

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from redline.cli._connect import daemon_client, daemon_files, repo_option
+from redline.engine.errors import RedlineError
 
 
 @click.command("land")
@@ -57,7 +58,8 @@ def land_command(
     evidence missing), when the branches conflict, or when the branch is checked
     out in a worktree with uncommitted changes (they are never touched).
 
-    Exit status: 0 landed (or nothing to land), 1 refused.
+    Exit status: 0 landed (or nothing to land), 1 refused (or landed, but --close could
+    not close the session: the message says why).
     """
     from redline.cli._repository import open_repository
     from redline.gitops.landing import LandError
@@ -75,12 +77,20 @@ def land_command(
             click.echo(f"redline land: session {name} was not landed.\n{exc}", err=True)
         sys.exit(1)
     outcome = done.to_dict()
+    problem = None
     if close:
-        outcome["closed"] = _close(repo, handle, layout, name)
+        try:
+            outcome["closed"] = _close(repo, handle, layout, name)
+        except RedlineError as exc:  # landed all the same: say so, and why it stays open
+            outcome["closed"], problem = False, f"the session was not closed: {exc}"
+            outcome["close_error"] = problem
     if as_json:
         click.echo(json.dumps(outcome))
-        return
-    _show_landed(outcome)
+    else:
+        _show_landed(outcome)
+    if problem is not None:
+        click.echo(f"redline land: {problem}", err=True)
+        sys.exit(1)
 
 
 def _close(repo: Path, handle: Any, layout: Any, name: str) -> bool:

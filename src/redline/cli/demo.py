@@ -84,7 +84,7 @@ def demo_command(keep: bool) -> None:
 
     root = Path(tempfile.mkdtemp(prefix="redline-demo-"))
     repo_dir = root / "repo"
-    env = _git_env(os.environ, root)
+    env = _git_env(os.environ)
     try:
         _make_repository(repo_dir, env)
         _run(repo_dir, env)
@@ -98,19 +98,14 @@ def demo_command(keep: bool) -> None:
             shutil.rmtree(root, ignore_errors=True)
 
 
-def _git_env(environ: Mapping[str, str], root: Path) -> dict[str, str]:
+def _git_env(environ: Mapping[str, str]) -> dict[str, str]:
     """git with the demo's identity and no global or system configuration (a user's
     ``core.hooksPath`` or commit signing would change what the demo shows)."""
     from redline.gitops.gitenv import without_git_redirects
 
     env = without_git_redirects(environ)
-    for key in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
-        env.pop(key, None)
-    env.update(
-        GIT_CONFIG_GLOBAL=os.devnull,
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_TEMPLATE_DIR=str(root / "no-templates"),
-    )
+    env.pop("GIT_CONFIG_SYSTEM", None)
+    env.update(GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
     return env
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -39,29 +40,104 @@ def _demo(tmp_path: Path, scratch: Path, *args: str) -> subprocess.CompletedProc
     return proc
 
 
-def test_demo_shows_an_exact_and_a_tolerant_edit(tmp_path: Path, scratch: Path) -> None:
+def test_demo_shows_each_request_beside_what_redline_did(tmp_path: Path, scratch: Path) -> None:
     proc = _demo(tmp_path, scratch)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     out = proc.stdout
-    assert "== Exact edit: applied" in out
-    assert "== Tolerant edit: applied" in out
-    match_types = re.findall(r"^match_type=(\w+) confidence=([\d.]+)$", out, re.MULTILINE)
-    assert len(match_types) == 2
-    (exact, exact_confidence), (tolerant, tolerant_confidence) = match_types
+    assert "== Request 1: the agent sends an edit of app/greet.py" in out
+    assert "== Request 2: the agent sends an edit of app/greet.py" in out
+    outcomes = re.findall(
+        r"^redline: applied, match_type (\w+), confidence ([\d.]+)$", out, re.MULTILINE
+    )
+    assert len(outcomes) == 2
+    (exact, exact_confidence), (tolerant, tolerant_confidence) = outcomes
     assert (exact, float(exact_confidence)) == ("exact", 1.0)
     assert tolerant in TOLERANT_TYPES
     assert 0.0 < float(tolerant_confidence) < 1.0
-    # The evidence: line numbers, the file's own text, and a diff.
-    assert "lines 14-15, matched_text:" in out
+    # the request beside the file's text, indentation made visible, the difference named
+    assert "redline found in the file (lines 14-15)" in out
+    assert "redline found in the file (lines 8-11)" in out
+    beside = re.search(r'^····# Say "hello" to the user by name\. +\| (.*)$', out, re.M)
+    assert beside is not None
+    assert beside.group(1) == "→   # Say \u201chello\u201d to the user by name."
+    assert "tolerated: nothing: an exact match" in out
+    assert (
+        "tolerated: indentation differed on 3 line(s): 4 spaces sent where the file has a tab"
+        in out
+    )
+    assert "tolerated: quotes differed: straight ones sent where the file has \u201c \u201d" in out
     assert "+def farewell(name, polite=True):" in out
     assert "+\tlog.info('greeted %s', name)" in out  # written in the file's tab style
-    assert "\t# Say \u201chello\u201d to the user by name." in out  # its curly quotes kept
-    # Git mode: each edit is a commit; the guard refuses the tolerant one until approved.
     assert len(re.findall(r"^commit [0-9a-f]{12} \(edit [0-9a-f]{12}, agent\)$", out, re.M)) == 2
     assert "flagged for review: match_type fuzzy is not one of: exact" in out
-    assert "redline guard: refused — 1 flagged edit not yet approved by a person:" in out
-    assert "passes: every flagged edit is approved" in out
+
+
+def test_demo_shows_what_a_team_sees_through_git(tmp_path: Path, scratch: Path) -> None:
+    proc = _demo(tmp_path, scratch)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    steps = [
+        "== redline hooks install",
+        "== Plain git on a branch of your own, through the installed hooks",
+        '$ git commit -m "Greeting tweaks"',
+        "redline guard: refused — 1 flagged edit not yet approved by a person:",
+        "(git exit status 1: nothing was committed)",
+        "== The evidence: git log --notes=redline -1 redline/demo",
+        "Notes (redline):",
+        '"match_type": "fuzzy"',
+        "== redline approve ",
+        "[try ",
+        "(git exit status 0)",
+        "== redline land demo --squash (onto main, checked out and clean)",
+        "landed session demo on main (squash): 2 commit(s), edits ",
+        "its note carries each edit's evidence",
+    ]
+    at = 0
+    for step in steps:
+        found = out.find(step, at)
+        assert found >= 0, f"{step!r} missing after position {at}:\n{out}"
+        at = found + len(step)
+    [approved] = re.findall(r"^== redline approve ([0-9a-f]{12})$", out, re.M)
+    assert f"`redline approve {approved}` and commit again" in out
+    assert f"approved edit {approved} (1 note(s)) as redline demo <demo@redline.invalid>" in out
+    trailers = re.findall(r"^\s*Redline-Edit: ([0-9a-f]{12})$", out, re.M)
+    assert len(trailers) == 3  # one in the note's commit shown, two in the squash
+    assert approved in trailers
+
+
+def test_the_demo_files_are_valid_code() -> None:
+    from redline.cli.demo import EXACT, FILES, TOLERANT
+    from redline.engine.edit import EditItem, EditRequest, apply_edit
+    from redline.hooks.config import parse_policy
+
+    compile(FILES["app/greet.py"], "app/greet.py", "exec")
+    assert parse_policy(FILES[".redline.toml"], ".redline.toml").rules
+    text = FILES["app/greet.py"].encode()
+    for request in (EXACT, TOLERANT):
+        done = apply_edit(
+            text,
+            EditRequest("app/greet.py", (EditItem(request["old_string"], request["new_string"]),)),
+        )
+        assert done.data is not None
+        text = done.data
+        compile(text, "app/greet.py", "exec")  # still valid after each edit
+
+
+def test_tolerated_names_each_difference() -> None:
+    from redline.cli.demo import tolerated
+
+    assert tolerated("a\n\tb\n", "a\n\tb\n") == ["nothing: an exact match"]
+    assert tolerated("  x = 1\n", "\tx = 1\n") == [
+        "indentation differed on 1 line(s): 2 spaces sent where the file has a tab"
+    ]
+    assert tolerated("s = 'it'\n", "s = \u2018it\u2019\n") == [
+        "quotes differed: straight ones sent where the file has \u2018 \u2019"
+    ]
+    assert tolerated("x = 1\n", "x = 2\ny = 3\n") == [
+        "the text of 1 line(s) differed",
+        "the number of lines differed",
+    ]
 
 
 def test_demo_cleans_up_after_itself(tmp_path: Path, scratch: Path) -> None:
@@ -90,5 +166,18 @@ def test_demo_keep_leaves_the_repository(tmp_path: Path, scratch: Path) -> None:
         "redline: edit app/greet.py (fuzzy 0.9073)",
         "redline: edit app/greet.py (exact 1.0)",
     ]
+    # landed on main as one squash commit whose note carries both edits
+    assert (repo / "app" / "greet.py").read_text(encoding="utf-8") == text
+    compile(text, "app/greet.py", "exec")
+    note = json.loads(
+        subprocess.run(
+            ["git", "-C", str(repo), "notes", "--ref=redline", "show", "main"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    assert note["tool"] == "squash"
+    assert len(note["squashed"]) == 2
     # The demo stops the daemon it started.
     assert not (repo / ".git" / "redline" / "daemon.pid").exists()

@@ -28,6 +28,8 @@ HELP_ARGS = [
     ["tools", "--help"],
     ["mcp", "--help"],
     ["notes", "--help"],
+    ["land", "--help"],
+    ["undo", "--help"],
 ]
 
 

@@ -59,7 +59,7 @@ def test_a_flagged_edit_is_in_the_ledger(flagged: Flagged) -> None:
     )
     assert (op.start_line, op.end_line) == (2, 4)
     assert entry.flagged[0]["rule"] == "guard.protect[1] (migrations/**)"
-    assert ledger.by_commit == {flagged.commit: flagged.edit}
+    assert ledger.by_commit == {flagged.commit: [flagged.edit]}
     assert ledger.notes_commit == head(flagged.repo, "refs/notes/redline")
 
 

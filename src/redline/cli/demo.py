@@ -1,10 +1,22 @@
-"""``redline demo``: a throwaway repository, a session, an exact and a tolerant edit,
-their commits and evidence, and the guard refusing the tolerant one until approved."""
+"""``redline demo``: what a team sees, on a throwaway repository.
+
+A session gets an exact and a tolerant edit; each request the agent sent is
+shown beside what redline found in the file, with the difference it tolerated
+named. Then plain git, through the guard hooks ``redline hooks install`` puts
+in place: a squash merge whose commit is refused, the evidence note as ``git
+log --notes=redline`` shows it, the approval, the same commit passing; and
+``redline land`` bringing the session onto ``main``. Git runs with no global
+or system configuration, so the user's own settings cannot change the story.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +49,8 @@ paths = ["app/**"]
 require = "exact"
 """
 
+FILES = {"app/greet.py": SAMPLE, ".redline.toml": POLICY}
+
 EXACT = {
     "tool": "edit",
     "path": "app/greet.py",
@@ -58,19 +72,22 @@ TOLERANT = {
         "    log.info('greeted %s', name)\n    return message\n"
     ),
 }
+CURLY = "“”‘’"
+_WIDTH = 44  # characters of the left column
 
 
 @click.command("demo")
 @click.option("--keep", is_flag=True, help="Keep the throwaway repository and print its path.")
 def demo_command(keep: bool) -> None:
-    """Show redline end to end on a throwaway repository."""
+    """Show redline end to end on a throwaway repository, as a team sees it."""
     from redline.daemon.lifecycle import stop
 
     root = Path(tempfile.mkdtemp(prefix="redline-demo-"))
     repo_dir = root / "repo"
+    env = _git_env(os.environ)
     try:
-        _make_repository(repo_dir)
-        _run(repo_dir)
+        _make_repository(repo_dir, env)
+        _run(repo_dir, env)
     finally:
         from redline.cli._connect import daemon_files
 
@@ -81,73 +98,187 @@ def demo_command(keep: bool) -> None:
             shutil.rmtree(root, ignore_errors=True)
 
 
-def _make_repository(path: Path) -> None:
-    import pygit2
+def _git_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """git with the demo's identity and no global or system configuration (a user's
+    ``core.hooksPath`` or commit signing would change what the demo shows)."""
+    from redline.gitops.gitenv import without_git_redirects
 
-    repo = pygit2.init_repository(str(path), initial_head="main")
-    repo.config["user.name"] = "redline demo"
-    repo.config["user.email"] = "demo@redline.invalid"
-    (path / "app").mkdir()
-    (path / "app" / "greet.py").write_text(SAMPLE, encoding="utf-8")
-    (path / ".redline.toml").write_text(POLICY, encoding="utf-8")
-    repo.index.add_all()
-    repo.index.write()
-    tree = repo.index.write_tree()
-    sig = repo.default_signature
-    repo.create_commit("HEAD", sig, sig, "A small project", tree, [])
+    env = without_git_redirects(environ)
+    env.pop("GIT_CONFIG_SYSTEM", None)
+    env.update(GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+    return env
 
 
-def _run(repo_dir: Path) -> None:
+def _git(repo: Path, env: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", *args], cwd=repo, env=dict(env), capture_output=True, text=True, timeout=120
+    )
+
+
+def _make_repository(path: Path, env: Mapping[str, str]) -> None:
+    path.mkdir(parents=True)
+    for name, text in FILES.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text, encoding="utf-8")
+    for args in (
+        ("init", "-q", "-b", "main"),
+        ("config", "user.name", "redline demo"),
+        ("config", "user.email", "demo@redline.invalid"),
+        ("add", "-A"),
+        ("commit", "-q", "-m", "A small project"),
+    ):
+        done = _git(path, env, *args)
+        if done.returncode != 0:
+            raise click.ClickException(
+                f"git {' '.join(args)} failed in the demo repository: {done.stderr.strip()}; "
+                "the demo needs git on the PATH"
+            )
+
+
+def _run(repo_dir: Path, env: Mapping[str, str]) -> None:
     from redline.cli._connect import daemon_client
 
     click.secho(f"Throwaway repository: {repo_dir}", bold=True)
     click.echo("Policy (.redline.toml): edits under app/ must match exactly, or be reviewed.")
+    _hooks(repo_dir)
     with daemon_client(repo_dir, idle=60) as client:
         session = client.call("session.open", {"name": "demo"})
-        click.secho("\n== Session", bold=True)
+        click.secho("\n== redline session open --name demo", bold=True)
         click.echo(f"branch {session['branch']}, worktree {session['worktree']}")
-        for title, request in (("Exact edit", EXACT), ("Tolerant edit", TOLERANT)):
+        flagged = []
+        for number, request in enumerate((EXACT, TOLERANT), start=1):
             result = client.call("apply", {"session": "demo", "request": request})
-            _show(title, result)
+            _show(number, request, result)
+            if result.get("flags"):
+                flagged += [c["edit"] for c in result.get("commits", [])]
         click.secho("\n== redline log demo", bold=True)
         for entry in client.call("log", {"session": "demo"}):
             click.echo(f"{entry['commit'][:12]} {entry['summary']}  [edit {entry['edit']}]")
-    _guard(repo_dir)
+    _team(repo_dir, env, flagged)
 
 
-def _show(title: str, result: dict[str, Any]) -> None:
-    click.secho(f"\n== {title}: {result['status']}", bold=True)
-    click.echo(f"match_type={result['match_type']} confidence={result['confidence']}")
-    for match in result["matches"]:
-        click.echo(f"lines {match['start_line']}-{match['end_line']}, matched_text:")
-        click.echo("".join(f"  | {line}\n" for line in match["matched_text"].splitlines()))
+def _hooks(repo_dir: Path) -> None:
+    import pygit2
+
+    from redline.hooks.install import install
+
+    click.secho("\n== redline hooks install", bold=True)
+    for line in install(pygit2.Repository(str(repo_dir)), sys.executable, False):
+        click.echo(line)
+
+
+def _show(number: int, request: dict[str, str], result: dict[str, Any]) -> None:
+    click.secho(f"\n== Request {number}: the agent sends an edit of {request['path']}", bold=True)
+    matches = result.get("matches") or []
+    found = matches[0]["matched_text"] if matches else ""
+    where = f"lines {matches[0]['start_line']}-{matches[0]['end_line']}" if matches else "nothing"
+    left, right = request["old_string"].splitlines(), found.splitlines()
+    click.echo(f"{'the agent sent (old_string)':<{_WIDTH}} | redline found in the file ({where})")
+    for n in range(max(len(left), len(right))):
+        sent = _visible(left[n]) if n < len(left) else ""
+        there = _visible(right[n]) if n < len(right) else ""
+        click.echo(f"{sent:<{_WIDTH}} | {there}")
+    click.echo("(· a space, → a tab)")
+    click.echo(
+        f"redline: {result['status']}, match_type {result['match_type']}, "
+        f"confidence {result['confidence']}"
+    )
+    for said in tolerated(request["old_string"], found) if found else []:
+        click.echo(f"tolerated: {said}")
     for commit in result.get("commits", []):
         click.echo(f"commit {commit['commit'][:12]} (edit {commit['edit']}, {commit['source']})")
     for flag in result.get("flags", []):
         click.echo(f"flagged for review: {flag['reason']} (rule {flag['rule']})")
     if result.get("error"):
         click.echo(result["error"])
+    click.echo("written in the file's own style:")
     click.echo(result.get("diff") or "")
 
 
-def _guard(repo_dir: Path) -> None:
-    import pygit2
+def _visible(line: str) -> str:
+    """``line`` with its indentation shown: a space as ·, a tab as →."""
+    body = line.lstrip(" \t")
+    indent = line[: len(line) - len(body)]
+    return indent.replace(" ", "·").replace("\t", "→   ") + body
 
-    from redline.hooks import ledger
+
+def tolerated(sent: str, found: str) -> list[str]:
+    """What differed between the text the agent sent and the text redline matched."""
+    out = []
+    pairs = list(zip(sent.splitlines(), found.splitlines(), strict=False))
+    indents = [(_indent(a), _indent(b)) for a, b in pairs if _indent(a) != _indent(b)]
+    if indents:
+        a, b = indents[0]
+        out.append(
+            f"indentation differed on {len(indents)} line(s): {_spelt(a)} sent where the file "
+            f"has {_spelt(b)}"
+        )
+    curly = sorted({c for c in found if c in CURLY} - set(sent))
+    if curly:
+        out.append(f"quotes differed: straight ones sent where the file has {' '.join(curly)}")
+    plain = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
+    words = sum(1 for a, b in pairs if a.strip() != b.strip().translate(plain))
+    if words:
+        out.append(f"the text of {words} line(s) differed")
+    if len(sent.splitlines()) != len(found.splitlines()):
+        out.append("the number of lines differed")
+    return out or ["nothing: an exact match"]
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _spelt(indent: str) -> str:
+    if not indent:
+        return "no indentation"
+    if set(indent) == {" "}:
+        return f"{len(indent)} space" + ("" if len(indent) == 1 else "s")
+    if set(indent) == {"\t"}:
+        return "a tab" if len(indent) == 1 else f"{len(indent)} tabs"
+    return repr(indent)
+
+
+def _team(repo_dir: Path, env: Mapping[str, str], flagged: list[str]) -> None:
+    """Plain git through the installed hooks, the approval, then ``redline land``."""
+    from redline.gitops.repo import main_repository
     from redline.hooks.approve import approve
-    from redline.hooks.config import policy_from_tree
-    from redline.hooks.guard import blocked, describe
+    from redline.hooks.land import land
 
-    repo = pygit2.Repository(str(repo_dir))
-    main = repo.head.peel(pygit2.Commit).tree
-    work = repo.revparse_single("redline/demo").peel(pygit2.Commit).tree
-    policy = policy_from_tree(repo, main)
-    click.secho("\n== redline guard, committing the session's work onto main", bold=True)
-    found = blocked(repo, ledger.load(repo), policy, main, work)
-    click.echo(describe(found) if found else "passes")
-    click.secho(f"\n== redline approve {' '.join(b.edit for b in found)}", bold=True)
-    for item in approve(repo, [b.edit for b in found]):
-        click.echo(f"approved edit {item.edit} as {item.by}")
-    again = blocked(repo, ledger.load(repo), policy, main, work)
-    click.secho("\n== redline guard again", bold=True)
-    click.echo(describe(again) if again else "passes: every flagged edit is approved")
+    subject = "Greeting tweaks"
+    click.secho("\n== Plain git on a branch of your own, through the installed hooks", bold=True)
+    for args in (("switch", "-q", "-c", "try"), ("merge", "-q", "--squash", "redline/demo")):
+        click.echo(f"$ git {' '.join(args)}")
+        _git(repo_dir, env, *args)
+    click.echo(f'$ git commit -m "{subject}"')
+    refused = _git(repo_dir, env, "commit", "-q", "-m", subject)
+    click.echo((refused.stderr or refused.stdout).rstrip())
+    click.echo(f"(git exit status {refused.returncode}: nothing was committed)")
+
+    click.secho("\n== The evidence: git log --notes=redline -1 redline/demo", bold=True)
+    shown = _git(repo_dir, env, "log", "--notes=redline", "-1", "redline/demo")
+    click.echo(shown.stdout.rstrip())
+
+    git_repo, layout = main_repository(repo_dir)
+    click.secho(f"\n== redline approve {' '.join(flagged)}", bold=True)
+    for item in approve(git_repo, flagged):
+        click.echo(f"approved edit {item.edit} ({len(item.commits)} note(s)) as {item.by}")
+    click.echo(f'$ git commit -m "{subject}"')
+    passed = _git(repo_dir, env, "commit", "-m", subject)
+    click.echo((passed.stdout or passed.stderr).strip().splitlines()[0])
+    click.echo(f"(git exit status {passed.returncode})")
+
+    click.secho("\n== redline land demo --squash (onto main, checked out and clean)", bold=True)
+    _git(repo_dir, env, "switch", "-q", "main")
+    done = land(git_repo, layout, "demo", None, True, subject, env)
+    click.echo(
+        f"landed session demo on {done.into} ({done.mode}): {len(done.commits)} commit(s), "
+        f"edits {' '.join(done.edits)}"
+    )
+    click.echo(f"$ git log --format='%h %s%n%(trailers)' -1 {done.into}")
+    click.echo(_git(repo_dir, env, "log", "--format=%h %s%n%(trailers)", "-1").stdout.rstrip())
+    click.echo(
+        "its note carries each edit's evidence "
+        f"(`git notes --ref=redline show {done.commit[:12]}`): "
+        + ", ".join(f"edit {e}" for e in done.edits)
+    )

@@ -18,6 +18,8 @@ COMMANDS = {
     "session": "redline.cli.session:session_group",
     "log": "redline.cli.log:log_command",
     "stats": "redline.cli.stats:stats_command",
+    "undo": "redline.cli.land:undo_command",
+    "land": "redline.cli.land:land_command",
     "review": "redline.cli.guard:review_command",
     "approve": "redline.cli.guard:approve_command",
     "guard": "redline.cli.guard:guard_command",

@@ -48,7 +48,7 @@ PLANNERS = 8  # requests matched at once, each in its own session
 # Where a method runs; any other runs on the git worker.
 _PLACES = {"hello": "loop", "apply": "planner"}
 # The parameter naming the session of a method whose requests go one at a time.
-_SESSION_OF = {"apply": "session", "session.close": "name"}
+_SESSION_OF = {"apply": "session", "undo": "session", "session.close": "name"}
 T = TypeVar("T")
 
 
@@ -78,6 +78,7 @@ class Server:
             "session.list": service.session_list,
             "session.close": service.session_close,
             "apply": service.apply,
+            "undo": service.undo,
             "log": service.log,
         }
         self._connections = 0

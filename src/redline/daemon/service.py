@@ -245,6 +245,14 @@ class Service:
         except Exception:  # a cache is an optimisation; the hook rebuilds it if needed
             log.exception("could not refresh the review ledger")
 
+    def undo(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Revert one edit of a session in a new commit of it (on the git worker, in turn
+        with the session's requests). Offered to agents: an undo only takes an edit's
+        changes back, judged as an edit is, so it can clear no flag (gitops.undo)."""
+        name = _required_str(params, "session")
+        edit = _required_str(params, "edit")
+        return self.applier(name).undo(edit).to_dict()
+
     def log(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         name = _required_str(params, "session")
         return history.session_history(self.repo, self.layout, name).entries

@@ -17,12 +17,15 @@
     │   │   └── NoRepository      the same, found by the CLI without pygit2 (daemon.paths)
     │   ├── SessionError          a session is missing, exists already, or cannot be closed
     │   ├── RefMoved              a branch moved while redline was committing to it
+    │   ├── LandError             a session cannot land: conflict, dirty or moved target
+    │   │                         (gitops.landing)
     │   └── CorruptNotes          refs/notes/redline cannot be read as a notes commit
     ├── LockHeld                  another process holds git's lock on a file (fsops.atomic)
     ├── PolicyError               the guard policy does not parse or validate (hooks.config)
     ├── ConfigError               a tool setting ([permission], [compat]) is unusable
     │                             (tools.config)
     ├── ApprovalError             an approval cannot be recorded (hooks.approve)
+    ├── LandRefused               the guard refuses to land a session (hooks.land)
     ├── InstallError              the guard's hooks cannot be installed or removed (hooks.install)
     ├── RangeError                `redline guard --range` names no two commits (hooks.gate); exit 2
     ├── DaemonError               the daemon cannot be started, reached or stopped

@@ -46,6 +46,7 @@ from redline.engine.read import ReadRequest, is_a_directory, no_such_file, read_
 from redline.engine.result import Commit, Result
 from redline.engine.write import DeleteRequest, WriteRequest, operation, plan_file
 from redline.gitops import notes
+from redline.gitops import undo as undoing
 from redline.gitops.carried import CARRIED_FLAG, FlaggedEdits, carried_flag
 from redline.gitops.notes import Note, NoteOperation, Verdict
 from redline.gitops.objects import write_blob, write_commit
@@ -210,6 +211,95 @@ class SessionApplier:
                 return Result("invalid", path=path, error=is_a_directory(path, "read"))
             return Result("invalid", path=path, error=no_such_file(path, "read"))
         return read_text(data, request, path)
+
+    def undo(self, edit: str) -> undoing.UndoResult:
+        """Revert the commit of ``edit`` in a new commit of the session, published like an
+        edit's (on the git thread: the caller is the worker). Judged as an edit is: the
+        guard's own files always need a person, and taking back lines an unapproved
+        flagged edit depends on carries its flag; so an undo can never clear a flag."""
+        target = undoing.find_edit(self.repo, self.session, edit)
+        parent = target.parents[0].tree
+        paths = sorted({p for d in parent.diff_to_tree(target.tree).deltas
+                        for p in (d.old_file.path, d.new_file.path)})  # fmt: skip
+        outcome = undoing.UndoResult("no_change", self.session.name, edit, str(target.id))
+        note = notes.read_note(self.repo, target.id) or {}
+        outcome.edit = str(note.get("edit") or edit)
+        prepared = self._prepare(paths, dry_run=False)
+        published = False
+        try:
+            if prepared.refused is not None:
+                outcome.status, outcome.error = "rejected", prepared.refused.error
+                return outcome
+            reverted = undoing.revert(self.repo, target, prepared.tip)
+            if reverted.conflicts:
+                outcome.status, outcome.conflicts = "conflict", reverted.conflicts
+                outcome.error = undoing.conflict_message(outcome.edit, reverted.conflicts)
+                return outcome
+            if not reverted.files:
+                outcome.error = (
+                    f"edit {outcome.edit}'s changes are no longer in the session (undone "
+                    "already, or changed back since): nothing to undo"
+                )
+                return outcome
+            group = self._undo_group(prepared, target, outcome.edit, reverted.files)
+            verdict = group.note.policy.violations if group.note.policy else []
+            if verdict and self._policy.action == "reject":
+                outcome.status, outcome.flags = "rejected", verdict
+                outcome.error = _rejection(verdict)
+                return outcome
+            tip, _tree = self._commit(prepared.tip, prepared.tree, group)
+            chain = [*prepared.chain, (tip, group)]
+            landings = [Landing(oid, g.note.to_json()) for oid, g in chain]
+            outcome.hint = self.publisher.publish(
+                prepared.request_id, prepared.tip_before, landings, reverted.files,
+                prepared.external,
+            )  # fmt: skip
+            published = True
+            self.flagged.learned([(landing.oid, landing.note) for landing in landings])
+            outcome.status, outcome.flags = "undone", verdict
+            outcome.commits = [
+                {"commit": str(oid), "edit": g.note.edit, "paths": g.paths,
+                 "source": g.note.source}
+                for oid, g in chain
+            ]  # fmt: skip
+            return outcome
+        finally:
+            if prepared.external and not published:
+                for path in prepared.external:
+                    self.dirty.add(path)
+
+    def _undo_group(
+        self,
+        prepared: _Prepared,
+        target: pygit2.Commit,
+        edit: str,
+        files: dict[str, Entry | None],
+    ) -> _Group:
+        """The commit that reverts ``target`` (the edit ``edit``), with its note."""
+        paths = sorted(files)
+        operations = [NoteOperation(p, "undo") for p in paths]
+        carried = []
+        for path in paths:
+            entry = files[path]
+            after = self.repo.get(entry.oid) if entry is not None else None
+            if entry is None or entry.mode == LINK or not isinstance(after, pygit2.Blob):
+                continue
+            before = _blob_data(self.repo, prepared.tree, path)
+            earlier = self.flagged.rewritten_by(path, before, after.data)
+            # Taking back the undone edit's own lines launders nothing: they go.
+            carried += [carried_flag(path, e) for e in earlier if e.commit != target.id]
+        new_edit = secrets.token_hex(6)
+        request = prepared.request_id
+        note = self._note(new_edit, request, undoing.UNDO_TOOL, None, "undo", operations)
+        note.undoes = {"edit": edit, "commit": str(target.id)}
+        note.policy = self._verdict(self._judge(operations) + carried)
+        summary = target.message.splitlines()[0] if target.message else ""
+        message = (
+            f"redline: undo edit {edit}\n\n"
+            f"Reverts commit {target.id} ({summary}) in session {self.session.name}.\n\n"
+            f"Redline-Undoes: {edit}\nRedline-Edit: {new_edit}\n"
+        )
+        return _Group(paths, dict(files), note, message, carried)
 
     def _prepare(self, targets: list[str], dry_run: bool) -> _Prepared:
         """On the git thread: the tip to plan on, with the external changes committed."""

@@ -163,6 +163,7 @@ class Note:
     # The syntax validation the edit passed, per file: {path, language, parser}, or
     # {path, skipped} for a file no parser reads (engine.validate). None: not asked for.
     validation: list[dict[str, Any]] | None = None
+    undoes: dict[str, str] | None = None  # an undo's note: the edit and commit it reverts
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -184,6 +185,8 @@ class Note:
             data["tolerances"] = list(self.tolerances)
         if self.validation is not None:
             data["validation"] = [dict(v) for v in self.validation]
+        if self.undoes is not None:
+            data["undoes"] = dict(self.undoes)
         return data
 
     @classmethod
@@ -203,6 +206,7 @@ class Note:
             cleaned=data.get("cleaned"),
             tolerances=data.get("tolerances"),
             validation=_records(data.get("validation")),
+            undoes=data.get("undoes"),
         )
 
 
@@ -221,6 +225,42 @@ _TRAILER = re.compile(r"^[ \t]*Redline-Edit:[ \t]*(\S+)[ \t]*$", re.M)
 def trailer_edits(message: str) -> list[str]:
     """The edit ids a commit message names in ``Redline-Edit:`` lines."""
     return list(dict.fromkeys(_TRAILER.findall(message)))
+
+
+# A squash commit (``redline land --squash``) carries several edits: its note lists
+# each one's evidence under ``squashed`` (the edit's note, and the commit it came from).
+SQUASH_TOOL = "squash"
+
+
+def squashed(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The edits a squash commit's note carries (none for an edit's own note)."""
+    found = data.get("squashed")
+    if not isinstance(found, list):
+        return []
+    return [item for item in found if isinstance(item, dict)]
+
+
+def approvals_of(data: Mapping[str, Any], edit: str) -> list[Approval]:
+    """The approvals of ``edit`` in the note ``data``: the note's own, or in a squash
+    commit's note, those of the entry of ``edit``."""
+    if "squashed" in data and data.get("edit") != edit:
+        found = [e for e in squashed(data) if e.get("edit") == edit]
+        return Note.from_json(found[0]).approvals if found else []
+    return Note.from_json(data).approvals
+
+
+def with_approval(data: Mapping[str, Any], edit: str, stamp: Approval) -> dict[str, Any]:
+    """The note ``data`` with ``stamp`` added to the approvals of ``edit``: the note's own,
+    or, in a squash commit's note, those of the entry of ``edit``."""
+
+    def approved(item: Mapping[str, Any]) -> dict[str, Any]:
+        known = Note.from_json(item).approvals
+        return {**item, "approvals": [a.to_json() for a in (*known, stamp)]}
+
+    if "squashed" in data and data.get("edit") != edit:
+        entries = [approved(e) if e.get("edit") == edit else e for e in squashed(data)]
+        return {**data, "squashed": entries}
+    return approved(data)
 
 
 def utc_now() -> str:

@@ -97,13 +97,11 @@ def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -
                     if commit in unnoted[edit]:
                         updated[oid] = _without_evidence(repo, oid, edit, stamp)
                     continue
-                note = notes.Note.from_json(data)
-                mine = [a for a in note.approvals if a.by == reviewer]
+                mine = [a for a in notes.approvals_of(data, edit) if a.by == reviewer]
                 if mine:
                     earlier.setdefault(edit, mine[0].at)
                     continue
-                note.approvals.append(stamp)
-                updated[oid] = {**data, "approvals": [a.to_json() for a in note.approvals]}
+                updated[oid] = notes.with_approval(data, edit, stamp)
         return updated
 
     written = notes.publish(repo, approved, sig, writer)
@@ -111,7 +109,7 @@ def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -
     for edit, commits in targets.items():
         if edit in unflagged:
             done.append(Approved(edit, commits, reviewer, status="not flagged", why=NEVER_FLAGGED))
-        elif edit in earlier and not _wrote(repo, written, commits, stamp):
+        elif edit in earlier and not _wrote(repo, written, edit, commits, stamp):
             done.append(Approved(edit, commits, reviewer, status="already", at=earlier[edit]))
         else:
             why = None if unnoted[edit] else _unflagged_now(repo, ledger, edit)
@@ -120,14 +118,18 @@ def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -
 
 
 def _wrote(
-    repo: pygit2.Repository, tip: pygit2.Oid | None, commits: list[str], stamp: notes.Approval
+    repo: pygit2.Repository,
+    tip: pygit2.Oid | None,
+    edit: str,
+    commits: list[str],
+    stamp: notes.Approval,
 ) -> bool:
-    """Whether notes commit ``tip`` holds ``stamp`` in a note of one of ``commits``."""
+    """Whether notes commit ``tip`` holds ``stamp`` for ``edit`` in a note of ``commits``."""
     if tip is None:
         return False
     for commit in commits:
         data = notes.read_note(repo, pygit2.Oid(hex=commit), at=tip) or {}
-        if stamp.to_json() in data.get("approvals", []):
+        if stamp in notes.approvals_of(data, edit):
             return True
     return False
 
@@ -194,6 +196,13 @@ def _resolve(
         )
     if commit is not None:
         note = notes.read_note(repo, commit.id)
+        carried = notes.squashed(note) if note is not None else []
+        if carried:
+            edits = " ".join(str(e.get("edit")) for e in carried)
+            raise ApprovalError(
+                f"commit {str(commit.id)[:12]} is a squash of {len(carried)} edit(s) ({edits}); "
+                "approve each by its edit id once you have read its diff (`redline review`)"
+            )
         if note is not None and note.get("edit"):
             edit = str(note["edit"])
             entry = ledger.entries.get(edit)

@@ -15,6 +15,11 @@ Notes that look like exact-only redline notes are checked for their shape
 Every readable note's edit id is kept too (``Ledger.edits``): a commit whose
 ``Redline-Edit:`` trailer names an edit no note records has lost its evidence,
 and the guard refuses it (hooks.evidence).
+
+A squash commit (``redline land --squash``) carries several edits, and its note
+each one's evidence (``squashed``): each is learnt as an edit of that commit too,
+so the guard, ``review`` and ``approve`` see every edit a squash carries even
+where the session's own commits are not (a teammate's clone).
 """
 
 from __future__ import annotations
@@ -32,11 +37,11 @@ from redline.gitops import notes
 from redline.gitops.errors import CorruptNotes
 from redline.gitops.repo import NOTES_REF, common_dir
 
-VERSION = 3
+VERSION = 4
 # Only notes with a tolerant match, a confidence below 1 or a flag enter the
 # ledger; this finds the rest without parsing their JSON (most notes are exact).
 _MAYBE_TOLERANT = re.compile(
-    rb'"match_type":\s*"(?!exact")|"confidence":\s*0|"verdict":\s*"flagged"'
+    rb'"match_type":\s*"(?!exact")|"confidence":\s*0|"verdict":\s*"flagged"|"squashed":'
 )
 _NOTE_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a note's path, fan-out removed
 # The edit id of a note that is not parsed: its first "edit" key, the top-level one
@@ -73,29 +78,43 @@ class EditRecord:
 class Ledger:
     notes_commit: str | None
     entries: dict[str, EditRecord]
-    by_commit: dict[str, str]  # note's commit -> edit id
+    by_commit: dict[str, list[str]]  # note's commit -> the edit ids it holds in ``entries``
     unreadable: dict[str, str] = field(default_factory=dict)  # note's commit -> why
     edits: dict[str, str] = field(default_factory=dict)  # every readable note's commit -> edit
+    squashes: dict[str, list[str]] = field(default_factory=dict)  # squash commit -> its edits
 
     def noted_edits(self) -> set[str]:
         """The edit ids some readable note records: the edits whose evidence is here."""
-        return set(self.edits.values())
+        found = set(self.edits.values())
+        for carried in self.squashes.values():
+            found.update(carried)
+        return found
 
     def forget(self, commit: str) -> None:
         self.unreadable.pop(commit, None)
         self.edits.pop(commit, None)
-        edit = self.by_commit.pop(commit, None)
-        if edit is None or edit not in self.entries:
-            return
-        entry = self.entries[edit]
-        if commit in entry.commits:
-            entry.commits.remove(commit)
-        if not entry.commits:
-            del self.entries[edit]
+        self.squashes.pop(commit, None)
+        for edit in self.by_commit.pop(commit, []):
+            entry = self.entries.get(edit)
+            if entry is None:
+                continue
+            if commit in entry.commits:
+                entry.commits.remove(commit)
+            if not entry.commits:
+                del self.entries[edit]
 
     def learn(self, commit: str, note: dict[str, Any]) -> None:
-        edit = str(note.get("edit") or commit)
-        self.edits[commit] = edit
+        self.edits[commit] = str(note.get("edit") or commit)
+        if "squashed" in note:  # a squash commit: learn each edit it carries
+            carried = notes.squashed(note)
+            self.squashes[commit] = [str(e.get("edit")) for e in carried if e.get("edit")]
+            for entry in carried:
+                if entry.get("edit"):
+                    self._learn_edit(commit, str(entry["edit"]), entry)
+            return
+        self._learn_edit(commit, self.edits[commit], note)
+
+    def _learn_edit(self, commit: str, edit: str, note: dict[str, Any]) -> None:
         operations = [_recorded(op) for op in note.get("operations", [])]
         policy = note.get("policy") or {}
         flagged = list(policy.get("violations", [])) if policy.get("verdict") == "flagged" else []
@@ -114,7 +133,9 @@ class Ledger:
         if commit not in entry.commits:
             entry.commits.append(commit)
         entry.approvals = list(note.get("approvals", [])) or entry.approvals
-        self.by_commit[commit] = edit
+        held = self.by_commit.setdefault(commit, [])
+        if edit not in held:
+            held.append(edit)
 
 
 def _recorded(op: dict[str, Any]) -> RecordedOperation:
@@ -186,9 +207,10 @@ def _catch_up_to(repo: pygit2.Repository, ledger: Ledger, tip: pygit2.Commit | N
         # commits' notes, since its approvals may sit in any of them.
         again = set(changed)
         for commit in changed:
-            entry = ledger.entries.get(ledger.by_commit.get(commit, ""))
-            if entry is not None:
-                again.update(entry.commits)
+            for edit in ledger.by_commit.get(commit, []):
+                entry = ledger.entries.get(edit)
+                if entry is not None:
+                    again.update(entry.commits)
         for commit in again:
             ledger.forget(commit)
         for commit in sorted(again):
@@ -203,6 +225,7 @@ def _clear(ledger: Ledger) -> None:
     ledger.by_commit.clear()
     ledger.unreadable.clear()
     ledger.edits.clear()
+    ledger.squashes.clear()
 
 
 def _note_name(path: str, notes_commit: pygit2.Oid | None) -> str:
@@ -290,6 +313,19 @@ def _shape_problem(note: Any) -> str | None:
         return "is not a JSON object"
     if not str(note.get("schema", "")).startswith("redline.note/"):
         return "does not name the redline.note schema"
+    if "squashed" in note:
+        carried = note["squashed"]
+        if not isinstance(carried, list) or not all(isinstance(e, dict) for e in carried):
+            return "has squashed edits that are not a list of objects"
+        for entry in carried:
+            problem = _evidence_problem(entry)
+            if problem is not None:
+                return f"{problem} (squashed edit {entry.get('edit')!r})"
+    return _evidence_problem(note)
+
+
+def _evidence_problem(note: dict[str, Any]) -> str | None:
+    """What keeps one edit's evidence from being read (None when nothing does)."""
     operations = note.get("operations", [])
     if not isinstance(operations, list) or not all(isinstance(op, dict) for op in operations):
         return "has operations that are not a list of objects"
@@ -322,7 +358,14 @@ def _read_cache(path: Path) -> Ledger | None:
             )
             for edit, e in data["entries"].items()
         }
-        return Ledger(data["notes"], entries, data["by_commit"], data["unreadable"], data["edits"])
+        return Ledger(
+            data["notes"],
+            entries,
+            data["by_commit"],
+            data["unreadable"],
+            data["edits"],
+            data["squashes"],
+        )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -335,6 +378,7 @@ def _write_cache(path: Path, ledger: Ledger) -> None:
         "by_commit": ledger.by_commit,
         "unreadable": ledger.unreadable,
         "edits": ledger.edits,
+        "squashes": ledger.squashes,
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,7 @@ import pygit2
 import pytest
 
 from gitmode_fixtures import assert_fsck_clean, commit_records, git, porcelain, rev
+from redline.engine.policy import Policy, Rule, default_rules
 from redline.engine.result import Result
 from redline.gitops import journal
 from redline.gitops.apply import SessionApplier
@@ -143,7 +144,14 @@ def test_notes_moved_by_another_process_mid_request_are_kept_and_so_is_ours(repo
 
 
 def test_an_approval_recorded_mid_request_is_not_lost(repo: Path) -> None:
-    applier = open_applier(repo)
+    git_repo, layout = main_repository(repo)
+    review_b = Rule("b.py needs a person", ("b.py",), review_all=True)
+    applier = SessionApplier(
+        git_repo,
+        layout,
+        open_session(git_repo, layout, "s", None),
+        policy_for=lambda tree: Policy(rules=(*default_rules(), review_b)),
+    )  # b.py's edits are flagged: an approval of one is recorded
     base = rev(repo, BRANCH)
     first = run(applier, edit("b.py", "VALUE = 1", "VALUE = 2"))
     assert isinstance(first, Result) and first.status == "applied"

@@ -234,3 +234,19 @@ def test_a_session_from_a_folder_inside_the_repository_finds_its_rules(gm: GitMo
     assert proc.returncode == 1
     result = json.loads(proc.stdout)
     assert (result["status"], result["session"]) == ("rejected", "s")
+
+
+def test_a_session_judges_an_absolute_path_by_its_place_in_the_worktree(gm: GitMode) -> None:
+    """Agents send absolute paths: one inside the session's worktree meets the same rule."""
+    (gm.repo / ".redline.toml").write_text('[permission.edit]\n"docs/**" = "deny"\n')
+    opened = gm.cli.open_session("s")
+    worktree = Path(opened["worktree"])
+    code, results = session_apply(
+        gm,
+        edit(str(worktree / "docs" / "readme.md"), "Some text.", "Other text."),
+        edit(str(worktree / "b.py"), "VALUE = 1", "VALUE = 2"),
+    )
+    assert [r["status"] for r in results] == ["rejected", "applied"], results
+    assert 'permission.edit."docs/**" = "deny"' in results[0]["error"]
+    assert "Some text." in (worktree / "docs" / "readme.md").read_text()
+    assert code == 1

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from redline.cli._connect import repo_option
+from redline.cli._connect import daemon_files, repo_option
 
 if TYPE_CHECKING:
     from redline.daemon.protocol import RpcError
@@ -220,7 +220,10 @@ def _permitted(run: Runner, root: Path | None, repo: Path, session: str | None) 
     from redline.tools.config import repository_root
     from redline.tools.gate import permission_gate
 
-    gate = permission_gate(root if root is not None else repository_root(repo))
+    if root is not None:
+        gate = permission_gate(root)
+    else:
+        gate = permission_gate(repository_root(repo), _session_worktree(repo, session))
 
     def permitted(obj: Any) -> dict[str, Any]:
         refused = gate(obj)
@@ -230,6 +233,19 @@ def _permitted(run: Runner, root: Path | None, repo: Path, session: str | None) 
         return refused
 
     return permitted
+
+
+def _session_worktree(repo: Path, session: str | None) -> Path | None:
+    """Where the session's worktree is (request paths are relative to it), if known."""
+    from redline.engine.errors import RedlineError
+    from redline.gitops.names import session_worktree
+
+    if session is None:
+        return None
+    try:
+        return session_worktree(daemon_files(repo).common, session)
+    except RedlineError:  # not a repository: the runner says so for every request
+        return None
 
 
 def _embedded_runner(

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from redline.daemon.client import DaemonError
 from redline.gitops.errors import NotARepository
+from redline.gitops.names import STATE_DIR
 
 # sun_path holds 108 bytes on Linux (104 on macOS) including the final NUL.
 MAX_SOCKET_PATH = 100
@@ -89,7 +90,7 @@ class DaemonFiles:
 
     @property
     def state(self) -> Path:
-        return self.common / "redline"
+        return self.common / STATE_DIR
 
     @property
     def socket(self) -> Path:

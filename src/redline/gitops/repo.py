@@ -8,8 +8,8 @@ from pathlib import Path
 import pygit2
 
 from redline.gitops.errors import NotARepository
+from redline.gitops.names import STATE_DIR, WORKTREES
 
-STATE_DIR = "redline"
 NOTES_REF = "refs/notes/redline"
 BRANCH_PREFIX = "redline/"
 
@@ -42,7 +42,7 @@ class Layout:
 
     @property
     def worktrees(self) -> Path:
-        return self.state / "worktrees"
+        return self.state / WORKTREES
 
     @property
     def sessions(self) -> Path:

@@ -11,6 +11,7 @@ user through the client instead).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +22,16 @@ from redline.tools.permissions import rejected_result, request_decision
 Gate = Callable[[Any], dict[str, Any] | None]
 
 
-def permission_gate(root: Path) -> Gate:
-    """The check for requests whose paths are relative to ``root`` (its settings are read now)."""
+def permission_gate(root: Path, paths_root: Path | None = None) -> Gate:
+    """The check for requests to the folder or repository ``root`` (its settings are read
+    now), whose paths are relative to ``paths_root`` (default ``root``; a session's
+    worktree in git mode, where an absolute path names a file of the worktree)."""
     try:
         permissions = load_config(root).permissions
     except RedlineError as exc:
         return _unreadable(str(exc))
+    if paths_root is not None:
+        permissions = replace(permissions, root=str(paths_root))
     if not permissions.rules:
         return lambda obj: None
 

@@ -418,3 +418,23 @@ def test_an_undone_flagged_edit_lands_without_approval(flagged: Flagged) -> None
     assert (flagged.repo / MIGRATION).read_text() == MIGRATION_TEXT
     # the flagged edit is in main's history, its lines are not
     assert head(flagged.repo, "HEAD~1") == flagged.commit
+
+
+def test_stats_count_a_squashed_edit_once_and_after_its_session_is_gone(
+    flagged: Flagged,
+) -> None:
+    """The squash note carries each edit's evidence: ``redline stats`` counts the edit
+    once while its own commit is there, and through the squash once it is gone; an
+    approval recorded in the squash note counts."""
+    approve(flagged.repo, flagged.edit)
+    land_json(flagged.repo, "s", "--squash")
+
+    def fuzzy_row() -> dict[str, object]:
+        proc = redline(flagged.repo, "stats", "--repo", str(flagged.repo), "--json", check=True)
+        rows = {row["match_type"]: row for row in json.loads(proc.stdout)["match_types"]}
+        return {k: rows["fuzzy"][k] for k in ("edits", "flagged", "approved")}
+
+    assert fuzzy_row() == {"edits": 1, "flagged": 1, "approved": 1}
+    redline(flagged.repo, "session", "close", "s", "--repo", str(flagged.repo), "--force")
+    run_git(flagged.repo, "branch", "-D", "redline/s")
+    assert fuzzy_row() == {"edits": 1, "flagged": 1, "approved": 1}

@@ -213,6 +213,9 @@ def compute(
     chosen: list[tuple[pygit2.Commit, dict[str, Any]]] = []
     counted: set[str] = set()
     named = False  # some note names ``session``
+    # An edit's own note first; the edits a squash commit's note carries (``redline
+    # land --squash``) count through the squash when their own commits are gone.
+    readable: list[tuple[pygit2.Oid, dict[str, Any]]] = []
     for commit_id, blob_id in found:
         if commit_id not in reachable:
             continue
@@ -220,8 +223,14 @@ def compute(
         if note is None:
             report.unreadable += 1
             continue
+        readable.append((commit_id, note))
+    own = [(c, note) for c, note in readable if note.get("source") == "agent"]
+    carried = [(c, entry) for c, note in readable for entry in notes.squashed(note)]
+    for commit_id, note in readable + carried:
         edit = str(note.get("edit") or commit_id)
         approvals[edit] = approvals.get(edit, False) or bool(note.get("approvals"))
+    for commit_id, note in own + carried:
+        edit = str(note.get("edit") or commit_id)
         if note.get("source") != "agent" or edit in counted:
             continue
         counted.add(edit)
@@ -236,8 +245,9 @@ def compute(
                 report.older += 1
                 continue
         chosen.append((commit, note))
+    followed: set[tuple[pygit2.Oid, str]] = set()
     for chosen_commit, note in chosen:
-        _count(report, follower, chosen_commit, note, approvals)
+        _count(report, follower, chosen_commit, note, approvals, followed)
     for line in outcomes.read(layout, session):
         _count_outcome(report, line)
     if session is not None and not named and not report.outcomes:
@@ -251,7 +261,11 @@ def _count(
     commit: pygit2.Commit,
     note: dict[str, Any],
     approvals: dict[str, bool],
+    followed: set[tuple[pygit2.Oid, str]],
 ) -> None:
+    """Count ``note``'s operations, and follow the lines ``commit`` inserted in their
+    paths (once a commit and path: a squash carries several edits' lines together, and
+    each hunk goes to the edit nearest it)."""
     report.requests += 1
     edit = str(note.get("edit") or commit.id)
     policy = note.get("policy") or {}
@@ -274,6 +288,9 @@ def _count(
         if op.get("op") != "delete" and isinstance(op.get("path"), str):
             by_path.setdefault(op["path"], []).append(op)
     for path, ops in by_path.items():
+        if (commit.id, path) in followed:
+            continue
+        followed.add((commit.id, path))
         inserted = follower.inserted(commit, path)
         lines = [line for group in inserted.lines for line in group]
         if not lines:

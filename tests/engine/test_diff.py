@@ -140,3 +140,13 @@ def test_a_diff_of_known_spans_turns_the_old_text_into_the_new(
 def test_a_diff_of_one_span_is_the_diff_of_the_texts() -> None:
     before, after = "a\nb\nc\n", "a\nB\nc\n"
     assert unified_spans("f", before, after, [(2, 3, 1)]) == unified("f", before, after)
+
+
+@given(_batch_edits())
+def test_a_known_span_gives_the_same_diff_as_comparing_the_texts(
+    edit: tuple[str, str, list[tuple[int, int, int]]],
+) -> None:
+    """What the span says the texts share only saves comparing it: the diff is the same."""
+    before, after, spans = edit
+    if len(spans) == 1:
+        assert unified_spans("f", before, after, spans) == unified("f", before, after)

@@ -15,8 +15,9 @@ Opcode = tuple[str, int, int, int, int]
 _GALLOP = 256  # characters compared in one step at first, doubling while they agree
 
 
-def unified(path: str, before: str, after: str) -> str:
-    """``git diff``-style text for ``before`` → ``after`` (LF views)."""
+def unified(path: str, before: str, after: str, shared: tuple[int, int] = (0, 0)) -> str:
+    """``git diff``-style text for ``before`` → ``after`` (LF views). ``shared``: how many
+    characters the texts are known to share at the start and at the end (at least)."""
     if before == after:
         return ""
     if _other_breaks(before) or _other_breaks(after):
@@ -25,7 +26,7 @@ def unified(path: str, before: str, after: str) -> str:
         lo, a_end, b_end = _region(a, b)
         a_slice, b_slice = a[lo:a_end], b[lo:b_end]
     else:
-        lo, a_slice, b_slice = _newline_region(before, after)
+        lo, a_slice, b_slice = _newline_region(before, after, shared)
     lines = difflib.unified_diff(
         _terminated(a_slice), _terminated(b_slice), f"a/{path}", f"b/{path}", n=CONTEXT
     )
@@ -37,8 +38,11 @@ def unified_spans(path: str, before: str, after: str, spans: Sequence[tuple[int,
     became ``length`` characters of ``after`` for each ``(start, end, length)``, in
     order. Only the lines the spans touch are compared, however far apart they are
     (a batch of edits across a long file)."""
-    if len(spans) < 2 or _other_breaks(before) or _other_breaks(after):
-        return unified(path, before, after)  # one span: the changed region is the span
+    if len(spans) == 1:  # the changed region is the span: the rest is shared
+        start, end, _ = spans[0]
+        return unified(path, before, after, (start, len(before) - end))
+    if not spans or _other_breaks(before) or _other_breaks(after):
+        return unified(path, before, after)
     if before == after:
         return ""
     a = _terminated(before.splitlines(keepends=True))
@@ -147,15 +151,18 @@ def _region(a: list[str], b: list[str]) -> tuple[int, int, int]:
     return lo, len(a) - max(0, tail - CONTEXT), len(b) - max(0, tail - CONTEXT)
 
 
-def _newline_region(before: str, after: str) -> tuple[int, list[str], list[str]]:
+def _newline_region(
+    before: str, after: str, shared: tuple[int, int] = (0, 0)
+) -> tuple[int, list[str], list[str]]:
     """:func:`_region` for texts whose only line boundary is "\\n", found from the
-    characters the texts share at both ends without splitting them whole."""
+    characters the texts share at both ends without splitting them whole (``shared``:
+    at least this many, known already)."""
     n = min(len(before), len(after))
-    prefix = _common_prefix(before, after, n)
+    prefix = _common_prefix(before, after, n, shared[0])
     # Lines that end inside the shared prefix are the same lines in both.
     head = before.count("\n", 0, prefix)
     head_start = before.rfind("\n", 0, prefix) + 1  # where line ``head`` starts
-    suffix = _common_suffix(before, after, n)
+    suffix = _common_suffix(before, after, n, shared[1])
     a_from, b_from = len(before) - suffix, len(after) - suffix
     # Lines that start inside the shared suffix are the same lines in both; one
     # starting exactly where it begins counts when it starts a line in both texts.
@@ -206,9 +213,10 @@ def _start_of_last(text: str, lines: int) -> int:
     return pos + 1
 
 
-def _common_prefix(a: str, b: str, n: int) -> int:
-    """How many leading characters ``a`` and ``b`` share (at most ``n``)."""
-    done, size = 0, _GALLOP
+def _common_prefix(a: str, b: str, n: int, known: int = 0) -> int:
+    """How many leading characters ``a`` and ``b`` share (at most ``n``; ``known`` of
+    them are known to be shared)."""
+    done, size = min(known, n), _GALLOP
     while done + size <= n and a[done : done + size] == b[done : done + size]:
         done += size
         size *= 2
@@ -222,10 +230,11 @@ def _common_prefix(a: str, b: str, n: int) -> int:
     return lo
 
 
-def _common_suffix(a: str, b: str, n: int) -> int:
-    """How many trailing characters ``a`` and ``b`` share (at most ``n``)."""
+def _common_suffix(a: str, b: str, n: int, known: int = 0) -> int:
+    """How many trailing characters ``a`` and ``b`` share (at most ``n``; ``known`` of
+    them are known to be shared)."""
     la, lb = len(a), len(b)
-    done, size = 0, _GALLOP
+    done, size = min(known, n), _GALLOP
     while done + size <= n and a[la - done - size : la - done] == b[lb - done - size : lb - done]:
         done += size
         size *= 2

@@ -152,17 +152,17 @@ def _region(a: list[str], b: list[str]) -> tuple[int, int, int]:
 
 
 def _newline_region(
-    before: str, after: str, shared: tuple[int, int] = (0, 0)
+    before: str, after: str, known: tuple[int, int] = (0, 0)
 ) -> tuple[int, list[str], list[str]]:
     """:func:`_region` for texts whose only line boundary is "\\n", found from the
-    characters the texts share at both ends without splitting them whole (``shared``:
-    at least this many, known already)."""
+    characters the texts share at both ends without splitting them whole (``known``:
+    how many they are known to share at the start and at the end, at least)."""
     n = min(len(before), len(after))
-    prefix = _common_prefix(before, after, n, shared[0])
+    prefix = _common_prefix(before, after, n, known[0])
     # Lines that end inside the shared prefix are the same lines in both.
     head = before.count("\n", 0, prefix)
     head_start = before.rfind("\n", 0, prefix) + 1  # where line ``head`` starts
-    suffix = _common_suffix(before, after, n, shared[1])
+    suffix = _common_suffix(before, after, n, known[1])
     a_from, b_from = len(before) - suffix, len(after) - suffix
     # Lines that start inside the shared suffix are the same lines in both; one
     # starting exactly where it begins counts when it starts a line in both texts.

@@ -99,6 +99,14 @@ def test_refusals_have_their_exit_codes_and_commit_nothing(gm: GitMode) -> None:
             2,
             "content: Input should be a valid string",
         ),
+        (
+            {
+                "tool": "apply_patch",
+                "input": "*** Begin Patch\n*** Delete File: b.py\n*** End Patch\n",
+            },
+            2,
+            "Set compat.apply_patch.freeform: false",
+        ),
     ]
     for request, expected, says in cases:
         code, result = gm.cli.apply("bad", request)

@@ -78,13 +78,14 @@ def test_git_mode_commits_each_change_with_its_note(gm: GitMode) -> None:
                 await session.call_tool("write", {"path": "notes/todo.md", "content": "- one\n"}),
                 await session.call_tool("read", {"path": "c.txt", "offset": 2, "limit": 1}),
                 await session.call_tool("delete", {"path": "c.txt"}),
+                await session.call_tool("read", {"path": "b.py"}),
             ]
         async with connect(gm.env, gm.repo, "--model", "gpt-5") as session:
             results.append(await session.call_tool("apply_patch", {"patch": PATCH}))
         return results
 
-    edited, written, read, deleted, patched = run(main)
-    for result in (edited, written, read, deleted, patched):
+    edited, written, read, deleted, reread, patched = run(main)
+    for result in (edited, written, read, deleted, reread, patched):
         assert not result.is_error, text(result)
     assert text(edited).splitlines()[0] == "applied: b.py (exact, confidence 1.00)"
     assert "-VALUE = 1\n+VALUE = 2" in text(edited)
@@ -93,6 +94,9 @@ def test_git_mode_commits_each_change_with_its_note(gm: GitMode) -> None:
         == "     2\tbeta\n(c.txt: lines 2-2 of 3, encoding utf-8, line_ending lf; more below: read again with offset=3)"
     )
     assert structured(read)["content"] == "     2\tbeta"
+    # read shows the session's worktree (the edit made there), not the user's checkout
+    assert structured(reread)["content"] == "     1\tVALUE = 2"
+    assert structured(reread)["session"] == "test-client"
     assert text(patched).splitlines()[0] == "applied: a.py (exact, confidence 1.00)"
 
     # One session named for the client, one commit per change, each with its note.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -86,3 +87,19 @@ def test_a_batch_and_a_patch() -> None:
     patch = {"tool": "apply_patch", "patch": "*** Begin Patch\n*** End Patch", "turn": 3}
     for obj in (batch, patch):
         assert request.parse_request(obj) == schema.parse_request(obj)
+
+
+def test_a_patch_sent_as_input_names_the_freeform_setting() -> None:
+    """A gateway that downgraded the freeform tool sends ``{"input": ...}``: whichever
+    caller reads it (redline apply, the daemon) answers with the setting to change."""
+    obj = {"tool": "apply_patch", "input": "*** Begin Patch\n*** End Patch", "model": "gpt-5"}
+    for parse in (request.parse_request, schema.parse_request):
+        with pytest.raises(RequestError) as caught:
+            parse(obj)
+        assert caught.value.field == "input"
+        error = str(caught.value)
+        assert error.startswith('apply_patch arguments arrived as {"input": "..."}')
+        assert '[compat.models."gpt-5".apply_patch] freeform = false' in error
+    # With the patch given too, it is an ordinary unknown field.
+    with pytest.raises(RequestError, match="input: Extra inputs are not permitted"):
+        schema.parse_request({**obj, "patch": "*** Begin Patch\n*** End Patch"})

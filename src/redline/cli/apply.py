@@ -10,22 +10,25 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from redline.cli._connect import daemon_files, repo_option
+from redline.cli.runners import (
+    Runner,
+    clip,
+    embedded_runner,
+    failure,
+    guarded,
+    rpc_error,
+    rpc_status,
+)
 
 if TYPE_CHECKING:
-    from redline.daemon.protocol import RpcError
     from redline.engine.errors import RedlineError
-    from redline.engine.policy import Policy
     from redline.engine.result import Status
-    from redline.fsops.behind import WriteBehind
-
-Runner = Callable[[Any], dict[str, Any]]
 
 
 @click.command("apply")
@@ -82,7 +85,7 @@ def apply_command(
             from redline.fsops.behind import WriteBehind
 
             behind = WriteBehind()
-        runner = _embedded_runner(root, dry_run, threshold, behind)
+        runner = embedded_runner(root, dry_run, threshold, behind)
     runner = _permitted(runner, root if session is None else None, repo, session)
     # Bytes, not the locale's text: JSON on the wire is UTF-8 whatever the locale says.
     stdin = sys.stdin.buffer
@@ -206,7 +209,7 @@ def _is_problem(decoded: Any) -> bool:
 
 
 def _invalid(problem: str) -> dict[str, Any]:
-    return _failure("invalid", None, str(problem))
+    return failure("invalid", None, str(problem))
 
 
 def _exit_code(payload: dict[str, Any]) -> int:
@@ -248,95 +251,6 @@ def _session_worktree(repo: Path, session: str | None) -> Path | None:
         return None
 
 
-def _embedded_runner(
-    root: Path, dry_run: bool, threshold: float | None, behind: WriteBehind | None = None
-) -> Runner:
-    from redline.engine.edit import EditRequest
-    from redline.engine.errors import RequestError
-    from redline.engine.hints import FailureHints
-    from redline.engine.result import Result
-    from redline.fsops.apply import apply_in_directory
-    from redline.tools.request import parse_request
-
-    hints = FailureHints()
-    policy, unreadable = _embedded_policy(root)
-
-    def run(obj: Any) -> dict[str, Any]:
-        try:
-            request, turn = parse_request(obj, threshold)
-        except RequestError as exc:
-            return Result("invalid", path=_given_path(obj), error=str(exc)).to_dict()
-        if unreadable is not None:
-            return Result("rejected", path=_given_path(obj), error=unreadable).to_dict()
-        result = apply_in_directory(root, request, dry_run=dry_run, behind=behind, policy=policy)
-        if isinstance(request, EditRequest):
-            hints.observe(request.path, turn, result)
-        return result.to_dict()
-
-    # Edits replace a file in one step and a patch rolls back what it wrote.
-    return _guarded(run, "nothing was written")
-
-
-def _embedded_policy(root: Path) -> tuple[Policy | None, str | None]:
-    """The policy under ``root`` (which files are validated), read once for the stream;
-    or why it cannot be read. Parsed only when a policy file is there."""
-    from redline.engine.policy import POLICY_FILE
-
-    if not (root / POLICY_FILE).is_file() and not (root / "pyproject.toml").is_file():
-        return None, None
-    from redline.engine.errors import RedlineError
-    from redline.hooks.config import policy_in_directory
-
-    try:
-        return policy_in_directory(root), None
-    except RedlineError as exc:
-        return None, f"{exc} — no edit is applied until it is fixed"
-
-
-def _guarded(run: Runner, aftermath: str, session: str | None = None) -> Runner:
-    """``run``, answering an unexpected exception with a ``failed`` result.
-
-    No input may end the stream: the request that met the bug gets a result
-    (``aftermath`` says what became of it) and the next request still runs.
-    """
-
-    def guarded(obj: Any) -> dict[str, Any]:
-        try:
-            return run(obj)
-        except Exception as exc:
-            error = _internal_error(exc, aftermath)
-            return _failure("failed", obj, error, session)
-
-    return guarded
-
-
-def _failure(status: Status, obj: Any, error: str, session: str | None = None) -> dict[str, Any]:
-    from redline.engine.result import Result
-
-    result = Result(status, path=_given_path(obj), error=error)
-    result.session = session
-    return result.to_dict()
-
-
-def _given_path(obj: Any) -> str | None:
-    path = obj.get("path") if isinstance(obj, dict) else None
-    return path if isinstance(path, str) else None
-
-
-def _internal_error(exc: Exception, aftermath: str) -> str:
-    from redline.cli.boundary import describe, where_logged
-
-    return (
-        f"internal error: {_clip(describe(exc))}; {aftermath}. This is a bug in redline, "
-        "not in the request: re-read the file and retry with a smaller edit or the exact "
-        f"text, and report the request that caused it ({where_logged(exc)})"
-    )
-
-
-def _clip(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
 def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | None) -> Runner:
     """Requests through the daemon. Every failure to reach it, or an error it answers
     with, becomes the request's result: an agent reads stdout, so stdout always answers."""
@@ -354,13 +268,13 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
         client, started = daemon_client_started(repo)
     except RedlineError as exc:
         status, error = _cannot_start(exc)
-        return lambda obj: _failure(status, obj, error, session)
+        return lambda obj: failure(status, obj, error, session)
 
     no_session: list[str] = []  # the daemon's answer once it said there is no such session
 
     def run(obj: Any) -> dict[str, Any]:
         if no_session:
-            return _failure("invalid", obj, no_session[0], session)
+            return failure("invalid", obj, no_session[0], session)
         if isinstance(obj, dict) and threshold is not None and obj.get("tool") == "edit":
             obj.setdefault("threshold", threshold)  # only an edit has one
         params = {"session": session, "request": obj, "dry_run": dry_run}
@@ -369,22 +283,22 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
         except RpcError as exc:
             if exc.code == protocol.CONNECTION_CLOSED:
                 error = f"the daemon closed the connection before answering; {unsure}"
-                return _failure("failed", obj, error, session)
+                return failure("failed", obj, error, session)
             if exc.code == protocol.SESSION_ERROR and started:
                 # Started only for a session that is not there: stop it again, and
                 # answer the rest of the stream without it.
-                no_session.append(_rpc_error(exc))
+                no_session.append(rpc_error(exc))
                 _stop_unless_in_use(repo, client)
-            return _failure(_rpc_status(exc), obj, _rpc_error(exc), session)
+            return failure(rpc_status(exc), obj, rpc_error(exc), session)
         except OSError as exc:
-            return _failure(
+            return failure(
                 "failed", obj, f"lost the connection to the daemon ({exc}); {unsure}", session
             )
         if not isinstance(answer, dict) or "status" not in answer:
-            raise ValueError(f"the daemon answered {_clip(repr(answer))}, not a result")
+            raise ValueError(f"the daemon answered {clip(repr(answer))}, not a result")
         return answer
 
-    return _guarded(run, unsure, session)
+    return guarded(run, unsure, session)
 
 
 def _stop_unless_in_use(repo: Path, client: Any) -> None:
@@ -407,20 +321,6 @@ def _cannot_start(exc: RedlineError) -> tuple[Status, str]:
     if isinstance(exc, NoRepository) or exc.exit_code == 2:  # --repo or a setting is wrong
         return "invalid", str(exc)
     return "failed", f"{exc}; nothing was sent to the daemon, so nothing was applied"
-
-
-def _rpc_status(exc: RpcError) -> Status:
-    """``invalid`` when the daemon refused the call as asked (unknown session, bad
-    parameters): the same call fails again; ``failed`` otherwise."""
-    from redline.daemon import protocol
-
-    invalid = (protocol.SESSION_ERROR, protocol.INVALID_PARAMS, protocol.INVALID_REQUEST)
-    return "invalid" if exc.code in invalid else "failed"
-
-
-def _rpc_error(exc: RpcError) -> str:
-    data = exc.data
-    return data if isinstance(data, str) and data else str(exc)
 
 
 def _emit(payload: dict[str, Any]) -> None:

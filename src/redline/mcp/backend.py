@@ -12,13 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from redline.cli.apply import (
-    _embedded_runner,
-    _failure,
-    _guarded,
-    _rpc_error,
-    _rpc_status,
-)
+from redline.cli.runners import embedded_runner, failure, guarded, rpc_error, rpc_status
 
 if TYPE_CHECKING:
     from redline.daemon.client import Client
@@ -41,7 +35,7 @@ class Embedded:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._run = _embedded_runner(root, dry_run=False, threshold=None)
+        self._run = embedded_runner(root, dry_run=False, threshold=None)
 
     def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]:
         return self._run(request)
@@ -73,7 +67,7 @@ class Session:
 
     def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]:
         self._name(client_name)
-        return _guarded(self._send, self._unsure(), self.name)(request)
+        return guarded(self._send, self._unsure(), self.name)(request)
 
     def where(self, client_name: str | None) -> Path | None:
         """The session's worktree (the session opened when it is not yet)."""
@@ -106,22 +100,22 @@ class Session:
         try:
             client = self._ready()
         except RpcError as exc:  # session.open refused: the name, the base, the repository
-            return _failure(_rpc_status(exc), request, _rpc_error(exc), self.name)
+            return failure(rpc_status(exc), request, rpc_error(exc), self.name)
         except RedlineError as exc:
             error = f"{exc}; nothing was sent to the daemon, so nothing was applied"
-            return _failure("failed", request, error, self.name)
+            return failure("failed", request, error, self.name)
         try:
             answer = client.call("apply", {"session": self.name, "request": request})
         except RpcError as exc:
             if exc.code == protocol.CONNECTION_CLOSED:
                 self.close()
                 error = f"the daemon closed the connection before answering; {self._unsure()}"
-                return _failure("failed", request, error, self.name)
-            return _failure(_rpc_status(exc), request, _rpc_error(exc), self.name)
+                return failure("failed", request, error, self.name)
+            return failure(rpc_status(exc), request, rpc_error(exc), self.name)
         except OSError as exc:
             self.close()
             error = f"lost the connection to the daemon ({exc}); {self._unsure()}"
-            return _failure("failed", request, error, self.name)
+            return failure("failed", request, error, self.name)
         if not isinstance(answer, dict) or "status" not in answer:
             raise ValueError(f"the daemon answered {answer!r:.300}, not a result")
         return answer

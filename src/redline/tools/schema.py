@@ -148,6 +148,7 @@ def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Req
         raise RequestError(f"a request must be a JSON object, like {REQUEST_EXAMPLE}")
     tool = obj.get("tool")
     if tool == "apply_patch":
+        _check_downgraded_patch(obj)
         try:
             patch = ApplyPatchRequestModel.model_validate(obj)
         except ValidationError as exc:
@@ -189,6 +190,17 @@ def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Req
     assert model.old_string is not None and model.new_string is not None
     item = EditItem(model.old_string, model.new_string, bool(model.replace_all))
     return EditRequest(model.path, (item,), threshold=threshold, validate=validate), model.turn
+
+
+def _check_downgraded_patch(obj: dict[str, Any]) -> None:
+    """A patch sent as ``{"input": ...}`` (a gateway downgraded the freeform tool): the
+    error names the setting that shows the model the JSON form instead."""
+    from redline.tools.surface import downgraded_patch_call
+
+    model = obj.get("model")
+    error = downgraded_patch_call(obj, model=model if isinstance(model, str) else None)
+    if error is not None:
+        raise RequestError(error, "input")
 
 
 def _check_path_characters(obj: dict[str, Any]) -> None:

@@ -1,0 +1,132 @@
+"""Runners: a wire request in, its result dict out, whatever happens to it.
+
+``redline apply`` and ``redline mcp`` hand every request to a runner: the
+embedded one applies it to the files under a folder in this process; a
+daemon caller (``apply --session``, ``redline.mcp.backend.Session``) sends it
+to a session. A runner never raises for what a request or the daemon does:
+:func:`guarded` turns a bug into the request's ``failed`` result, and
+:func:`failure`, :func:`rpc_status` and :func:`rpc_error` turn a problem into
+one. Nothing heavy is imported until a runner is made (``redline apply``
+starts for every edit a hook sends).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from redline.daemon.protocol import RpcError
+    from redline.engine.policy import Policy
+    from redline.engine.result import Status
+    from redline.fsops.behind import WriteBehind
+
+Runner = Callable[[Any], dict[str, Any]]
+
+
+def embedded_runner(
+    root: Path, dry_run: bool, threshold: float | None, behind: WriteBehind | None = None
+) -> Runner:
+    """Requests applied to the files under ``root`` in this process (embedded mode)."""
+    from redline.engine.edit import EditRequest
+    from redline.engine.errors import RequestError
+    from redline.engine.hints import FailureHints
+    from redline.engine.result import Result
+    from redline.fsops.apply import apply_in_directory
+    from redline.tools.request import parse_request
+
+    hints = FailureHints()
+    policy, unreadable = _embedded_policy(root)
+
+    def run(obj: Any) -> dict[str, Any]:
+        try:
+            request, turn = parse_request(obj, threshold)
+        except RequestError as exc:
+            return Result("invalid", path=given_path(obj), error=str(exc)).to_dict()
+        if unreadable is not None:
+            return Result("rejected", path=given_path(obj), error=unreadable).to_dict()
+        result = apply_in_directory(root, request, dry_run=dry_run, behind=behind, policy=policy)
+        if isinstance(request, EditRequest):
+            hints.observe(request.path, turn, result)
+        return result.to_dict()
+
+    # Edits replace a file in one step and a patch rolls back what it wrote.
+    return guarded(run, "nothing was written")
+
+
+def _embedded_policy(root: Path) -> tuple[Policy | None, str | None]:
+    """The policy under ``root`` (which files are validated), read once for the stream;
+    or why it cannot be read. Parsed only when a policy file is there."""
+    from redline.engine.policy import POLICY_FILE
+
+    if not (root / POLICY_FILE).is_file() and not (root / "pyproject.toml").is_file():
+        return None, None
+    from redline.engine.errors import RedlineError
+    from redline.hooks.config import policy_in_directory
+
+    try:
+        return policy_in_directory(root), None
+    except RedlineError as exc:
+        return None, f"{exc} — no edit is applied until it is fixed"
+
+
+def guarded(run: Runner, aftermath: str, session: str | None = None) -> Runner:
+    """``run``, answering an unexpected exception with a ``failed`` result.
+
+    No input may end the stream: the request that met the bug gets a result
+    (``aftermath`` says what became of it) and the next request still runs.
+    """
+
+    def guarded_run(obj: Any) -> dict[str, Any]:
+        try:
+            return run(obj)
+        except Exception as exc:
+            error = _internal_error(exc, aftermath)
+            return failure("failed", obj, error, session)
+
+    return guarded_run
+
+
+def failure(status: Status, obj: Any, error: str, session: str | None = None) -> dict[str, Any]:
+    """The result of request ``obj`` that was not applied: ``status``, its path, ``error``."""
+    from redline.engine.result import Result
+
+    result = Result(status, path=given_path(obj), error=error)
+    result.session = session
+    return result.to_dict()
+
+
+def given_path(obj: Any) -> str | None:
+    """The ``path`` a request names, when it names one as a string."""
+    path = obj.get("path") if isinstance(obj, dict) else None
+    return path if isinstance(path, str) else None
+
+
+def rpc_status(exc: RpcError) -> Status:
+    """``invalid`` when the daemon refused the call as asked (unknown session, bad
+    parameters): the same call fails again; ``failed`` otherwise."""
+    from redline.daemon import protocol
+
+    invalid = (protocol.SESSION_ERROR, protocol.INVALID_PARAMS, protocol.INVALID_REQUEST)
+    return "invalid" if exc.code in invalid else "failed"
+
+
+def rpc_error(exc: RpcError) -> str:
+    """The daemon's own words for an error it answered with."""
+    data = exc.data
+    return data if isinstance(data, str) and data else str(exc)
+
+
+def clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _internal_error(exc: Exception, aftermath: str) -> str:
+    from redline.cli.boundary import describe, where_logged
+
+    return (
+        f"internal error: {clip(describe(exc))}; {aftermath}. This is a bug in redline, "
+        "not in the request: re-read the file and retry with a smaller edit or the exact "
+        f"text, and report the request that caused it ({where_logged(exc)})"
+    )

@@ -185,7 +185,7 @@ def test_an_empty_policy_file_gives_the_defaults_from_that_file() -> None:
         (
             '[policy]\naction = "review"\n',
             "policy",
-            "unknown key; use [guard], [[validate]], [permission] or [compat]",
+            "unknown key; use [guard], [[validate]], [permission], [compat] or [agent]",
         ),
         (
             '[guard]\nmode = "review"\n',

@@ -65,6 +65,24 @@ def test_the_tools_follow_the_model(folder: Folder) -> None:
             assert tool.annotations.read_only_hint is (tool.name == "read")
 
 
+def test_the_users_agent_setting_names_the_model_and_the_flag_wins(
+    folder: Folder, tmp_path: Path
+) -> None:
+    env = {**folder.env, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    config = tmp_path / "config" / "redline" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[agent]\nmodel = "gpt-5"\nprovider = "openai"\n')
+
+    async def main() -> tuple[list[str], list[str]]:
+        async with connect(env, folder.root) as session:
+            configured = [t.name for t in (await session.list_tools()).tools]
+        async with connect(env, folder.root, "--model", "gpt-4o") as session:
+            flagged = [t.name for t in (await session.list_tools()).tools]
+        return configured, flagged
+
+    assert run(main) == (PATCH_SURFACE, EDIT_SURFACE)
+
+
 # --- git mode ---------------------------------------------------------------------------
 
 

@@ -215,6 +215,9 @@ INVALID = [
         "compat.providers.openai.apply_patch.freeform",
         "must be true or false",
     ),
+    ('agent = "gpt-5"\n', "agent", "must be a table with model and provider"),
+    ('[agent]\nname = "gpt-5"\n', "agent.name", "unknown key; use model, provider"),
+    ('[agent]\nmodel = ""\n', "agent.model", "must be a non-empty string"),
 ]
 
 
@@ -233,6 +236,17 @@ def test_a_bad_value_names_the_file_and_the_key(
     assert str(error).endswith(
         'Fix the file and retry (see the README\'s "Tool surfaces and permissions" section)'
     )
+
+
+def test_the_agent_model_comes_from_the_user_and_the_repository_wins(
+    user_dir: Path, repo: Path
+) -> None:
+    write(user_dir / "config.toml", '[agent]\nmodel = "gpt-5"\nprovider = "openai"\n')
+    config = load_config(repo)
+    assert (config.model, config.provider) == ("gpt-5", "openai")
+    write(repo / ".redline.toml", '[agent]\nmodel = "claude-sonnet-4-5"\n')
+    config = load_config(repo)
+    assert (config.model, config.provider) == ("claude-sonnet-4-5", "openai")
 
 
 def test_the_users_file_is_named_when_it_is_the_bad_one(user_dir: Path, repo: Path) -> None:

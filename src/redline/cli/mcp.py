@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     "--model",
     default=None,
     help="The model the agent runs: picks its tools (patch-native models get apply_patch) "
-    "and is recorded in each edit's note. Default: the edit tools.",
+    "and is recorded in each edit's note. Default: [agent] model in the config files, "
+    "else the edit tools.",
 )
 @click.option("--provider", default=None, help="The model's provider, for compat overrides.")
 def mcp_command(
@@ -102,6 +103,8 @@ def _serve(
     from redline.tools.surface import select
 
     config = load_config(root)
+    if model is None:  # the flag wins over [agent] in the config files
+        model, provider = config.model, provider or config.provider
     surface = select(model, provider=provider, endpoint="chat", config=config)
     tools = [DEFINITIONS[name] for name in surface.tools]
     where = (

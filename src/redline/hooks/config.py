@@ -39,7 +39,7 @@ _GUARD_KEYS = {"action", "protect"}
 _RULE_KEYS = {"paths", "require", "min_confidence"}
 _VALIDATE_KEYS = {"paths"}
 # Sections of the same file that redline.tools.config reads: the guard leaves them alone.
-OTHER_SECTIONS = ("permission", "compat")
+OTHER_SECTIONS = ("permission", "compat", "agent")
 
 
 _POSITION = re.compile(
@@ -190,7 +190,7 @@ def _policy(data: Any, source: str, extra: tuple[str, ...] = ()) -> Policy:
         raise PolicyError(
             source,
             ", ".join(sorted(unknown)),
-            "unknown key; use [guard], [[validate]], [permission] or [compat]",
+            "unknown key; use [guard], [[validate]], [permission], [compat] or [agent]",
         )
     guard = data.get("guard", {})
     if not isinstance(guard, dict):

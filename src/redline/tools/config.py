@@ -1,4 +1,5 @@
-"""The tool settings: ``[permission]`` and ``[compat]``, from the repository and the user.
+"""The tool settings: ``[permission]``, ``[compat]`` and ``[agent]``, from the repository
+and the user.
 
 Read from two files, the repository's winning key by key:
 
@@ -22,6 +23,10 @@ The shape (the README's "Tool surfaces and permissions" section says more)::
     [permission]
     "*" = "allow"                            # allow | deny | ask
     apply_patch = "ask"                      # alias: patch
+
+    [agent]                                  # the model ``redline mcp`` serves when
+    model = "gpt-5"                          # no --model is given (usually the user's
+    provider = "openai"                      # file: the agent is the user's choice)
     [permission.edit]                        # path globs, the last match wins
     "**" = "allow"
     "migrations/**" = "deny"
@@ -60,7 +65,8 @@ README_SECTION = 'the README\'s "Tool surfaces and permissions" section'
 SETTINGS = ("enabled", "freeform")
 Setting = Literal["enabled", "freeform"]
 Scope = Literal["all", "provider", "model"]
-_SECTIONS = {"permission", "compat", *POLICY_SECTIONS}
+_SECTIONS = {"permission", "compat", "agent", *POLICY_SECTIONS}
+_AGENT_KEYS = ("model", "provider")
 
 
 class ConfigError(RedlineError):
@@ -91,6 +97,9 @@ class Config:
     # (scope, name, setting) -> Override; name is "" for scope "all".
     compat: Mapping[tuple[Scope, str, Setting], Override] = field(default_factory=dict)
     sources: tuple[str, ...] = ()  # the files read, user's first
+    # [agent]: the model (and its provider) a tool server serves when not told
+    model: str | None = None
+    provider: str | None = None
 
     def apply_patch_setting(
         self, setting: Setting, model: str | None, provider: str | None
@@ -138,6 +147,7 @@ def load_config(root: Path) -> Config:
     permissions: dict[str, tuple[PathRule, ...]] = {}
     compat: dict[tuple[Scope, str, Setting], Override] = {}
     sources: list[str] = []
+    agent: dict[str, str] = {}
     for data, source in (_user_file(), _repository_file(root)):
         if data is None:
             continue
@@ -145,7 +155,14 @@ def load_config(root: Path) -> Config:
         rules, settings = _parse(data, source)
         permissions.update(rules)
         compat.update(settings)
-    return Config(Permissions(permissions, str(root)), compat, tuple(sources))
+        agent.update(_agent(data.get("agent", {}), source))
+    return Config(
+        Permissions(permissions, str(root)),
+        compat,
+        tuple(sources),
+        agent.get("model"),
+        agent.get("provider"),
+    )
 
 
 def parse_config(text: str, source: str) -> Config:
@@ -204,9 +221,23 @@ def _parse(
         raise ConfigError(
             source,
             unknown[0],
-            "unknown key; use [permission], [compat] (or the guard's [guard] and [[validate]])",
+            "unknown key; use [permission], [compat], [agent] (or the guard's [guard] and "
+            "[[validate]])",
         )
+    _agent(data.get("agent", {}), source)
     return _permissions(data.get("permission", {}), source), _compat(data.get("compat", {}), source)
+
+
+def _agent(table: Any, source: str) -> dict[str, str]:
+    """``[agent]``: ``model`` and ``provider``, names as the model's API spells them."""
+    if not isinstance(table, dict):
+        raise ConfigError(source, "agent", "must be a table with model and provider")
+    for key, value in table.items():
+        if key not in _AGENT_KEYS:
+            raise ConfigError(source, f"agent.{key}", "unknown key; use model, provider")
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(source, f"agent.{key}", "must be a non-empty string")
+    return {key: value.strip() for key, value in table.items()}
 
 
 # --- [permission] -------------------------------------------------------------------------

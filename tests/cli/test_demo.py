@@ -47,6 +47,7 @@ def test_demo_shows_each_request_beside_what_redline_did(tmp_path: Path, scratch
     out = proc.stdout
     assert "== Request 1: the agent sends an edit of app/greet.py" in out
     assert "== Request 2: the agent sends an edit of app/greet.py" in out
+    assert "\n$ redline session open --name demo\nsession:  demo\nbranch:   redline/demo\n" in out
     outcomes = re.findall(
         r"^redline: applied, match_type (\w+), confidence ([\d.]+)$", out, re.MULTILINE
     )
@@ -61,7 +62,7 @@ def test_demo_shows_each_request_beside_what_redline_did(tmp_path: Path, scratch
     beside = re.search(r'^····# Say "hello" to the user by name\. +\| (.*)$', out, re.M)
     assert beside is not None
     assert beside.group(1) == "→   # Say \u201chello\u201d to the user by name."
-    assert "tolerated: nothing: an exact match" in out
+    assert "tolerated: nothing (an exact match)" in out
     assert (
         "tolerated: indentation differed on 3 line(s): 4 spaces sent where the file has a tab"
         in out
@@ -78,7 +79,7 @@ def test_demo_shows_what_a_team_sees_through_git(tmp_path: Path, scratch: Path) 
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     steps = [
-        "== redline hooks install",
+        "$ redline hooks install\npre-commit: installed",
         "== Plain git on a branch of your own, through the installed hooks",
         '$ git commit -m "Greeting tweaks"',
         "redline guard: refused — 1 flagged edit not yet approved by a person:",
@@ -86,24 +87,33 @@ def test_demo_shows_what_a_team_sees_through_git(tmp_path: Path, scratch: Path) 
         "== The evidence: git log --notes=redline -1 redline/demo",
         "Notes (redline):",
         '"match_type": "fuzzy"',
-        "== redline approve ",
+        "$ redline review\nedit ",
+        "+\tlog.info('greeted %s', name)",
+        "$ redline approve ",
         "[try ",
         "(git exit status 0)",
-        "== redline land demo --squash (onto main, checked out and clean)",
+        "$ git switch -q main\n$ redline land demo --squash -m 'Greeting tweaks'\n",
         "landed session demo on main (squash): 2 commit(s), edits ",
-        "its note carries each edit's evidence",
+        "the squash commit's note carries each edit's evidence",
+        "$ git notes --ref=redline show main",
     ]
     at = 0
     for step in steps:
         found = out.find(step, at)
         assert found >= 0, f"{step!r} missing after position {at}:\n{out}"
         at = found + len(step)
-    [approved] = re.findall(r"^== redline approve ([0-9a-f]{12})$", out, re.M)
+    [approved] = re.findall(r"^\$ redline approve ([0-9a-f]{12})$", out, re.M)
     assert f"`redline approve {approved}` and commit again" in out
     assert f"approved edit {approved} (1 note(s)) as redline demo <demo@redline.invalid>" in out
     trailers = re.findall(r"^\s*Redline-Edit: ([0-9a-f]{12})$", out, re.M)
     assert len(trailers) == 3  # one in the note's commit shown, two in the squash
     assert approved in trailers
+    # the squash note, read back with git: each edit, the flagged one with its approval
+    carried = re.findall(r"^edit ([0-9a-f]{12}): app/greet.py lines (\d+)-(\d+), (.*)$", out, re.M)
+    assert [c[0] for c in carried] == trailers[1:]
+    assert carried[0][1:] == ("14", "15", "exact 1.0, pass")
+    assert carried[1][0] == approved
+    assert carried[1][3].endswith(", flagged, approved by redline demo <demo@redline.invalid>")
 
 
 def test_the_demo_files_are_valid_code() -> None:
@@ -127,7 +137,7 @@ def test_the_demo_files_are_valid_code() -> None:
 def test_tolerated_names_each_difference() -> None:
     from redline.cli.demo import tolerated
 
-    assert tolerated("a\n\tb\n", "a\n\tb\n") == ["nothing: an exact match"]
+    assert tolerated("a\n\tb\n", "a\n\tb\n") == ["nothing (an exact match)"]
     assert tolerated("  x = 1\n", "\tx = 1\n") == [
         "indentation differed on 1 line(s): 2 spaces sent where the file has a tab"
     ]

@@ -404,20 +404,58 @@ def test_fuzzy_edit_squashed_with_a_later_exact_rewrite_still_needs_approval(
     assert first["commits"][0]["edit"] in proc.stderr
 
 
-def test_an_undone_flagged_edit_lands_without_approval(flagged: Flagged) -> None:
-    """Undo only takes an edit back: the flagged lines are gone, so nothing waits."""
-    git_repo, layout = main_repository(flagged.repo)
+def undo(f: Flagged) -> None:
+    git_repo, layout = main_repository(f.repo)
     session = sessions.load(layout, "s")
     policy = partial(policy_from_tree, git_repo)
-    outcome = SessionApplier(git_repo, layout, session, policy_for=policy).undo(flagged.edit)
+    outcome = SessionApplier(git_repo, layout, session, policy_for=policy).undo(f.edit)
     assert outcome.status == "undone"
     assert outcome.flags == []
     assert (Path(session.worktree) / MIGRATION).read_text() == MIGRATION_TEXT
+
+
+def review(repo: Path) -> tuple[list[str], str]:
+    """The edits ``redline review --json`` lists, and what ``redline review`` says."""
+    listed = json.loads(redline(repo, "review", "--repo", str(repo), "--json", check=True).stdout)
+    said = redline(repo, "review", "--repo", str(repo), check=True).stdout
+    return [item["edit"] for item in listed], said
+
+
+def test_an_undone_flagged_edit_lands_without_approval(flagged: Flagged) -> None:
+    """Undo only takes an edit back: the flagged lines are gone, so nothing waits."""
+    undo(flagged)
+    # review asks no one to approve what the guard no longer needs, and says so
+    listed, said = review(flagged.repo)
+    assert listed == []
+    assert said.splitlines() == [
+        "nothing waiting: every flagged edit still on a branch is approved",
+        "not listed: 1 unapproved flagged edit no longer on any branch, HEAD or the index "
+        f"(undone, or the lines removed since): {flagged.edit}; the guard lets it pass, so it "
+        "needs no approval",
+    ]
     landed = land_json(flagged.repo, "s")
     assert landed["mode"] == "fast-forward"
     assert (flagged.repo / MIGRATION).read_text() == MIGRATION_TEXT
     # the flagged edit is in main's history, its lines are not
     assert head(flagged.repo, "HEAD~1") == flagged.commit
+    assert review(flagged.repo)[0] == []
+
+
+@pytest.mark.parametrize("where", ["branch", "remote-tracking branch", "index"])
+def test_an_undone_edit_still_waits_where_its_lines_still_are(flagged: Flagged, where: str) -> None:
+    """The guard would refuse a commit or push of what still holds the lines: review
+    lists the edit while a branch, a remote-tracking branch or the index holds them."""
+    if where == "branch":
+        git(flagged.repo, "branch", "keep", flagged.branch)
+    elif where == "remote-tracking branch":
+        git(flagged.repo, "update-ref", "refs/remotes/origin/s", flagged.branch)
+    undo(flagged)
+    if where == "index":  # a squash merge of the session as it was, staged
+        git(flagged.repo, "merge", "-q", "--squash", flagged.commit)
+        refusal(run_git(flagged.repo, "commit", "-m", "the session, squashed"))
+    listed, said = review(flagged.repo)
+    assert listed == [flagged.edit]
+    assert "not listed" not in said
 
 
 def test_stats_count_a_squashed_edit_once_and_after_its_session_is_gone(

@@ -4,14 +4,18 @@ A session gets an exact and a tolerant edit; each request the agent sent is
 shown beside what redline found in the file, with the difference it tolerated
 named. Then plain git, through the guard hooks ``redline hooks install`` puts
 in place: a squash merge whose commit is refused, the evidence note as ``git
-log --notes=redline`` shows it, the approval, the same commit passing; and
-``redline land`` bringing the session onto ``main``. Git runs with no global
-or system configuration, so the user's own settings cannot change the story.
+log --notes=redline`` shows it, ``redline review`` and the approval, the same
+commit passing; and ``redline land`` bringing the session onto ``main``.
+redline's own commands run as a person runs them (``python -m redline``), so
+what is shown is what they print. Git runs with no global or system
+configuration, so the user's own settings cannot change the story.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -139,36 +143,30 @@ def _run(repo_dir: Path, env: Mapping[str, str]) -> None:
     from redline.cli._connect import daemon_client
 
     click.secho(f"Throwaway repository: {repo_dir}", bold=True)
+    click.echo("(removed at the end; `redline demo --keep` keeps it to look around)")
     click.echo("Policy (.redline.toml): edits under app/ must match exactly, or be reviewed.")
-    _hooks(repo_dir)
+    click.secho("\n== Install the guard as git hooks", bold=True)
+    _redline(repo_dir, env, "hooks", "install")
+    click.secho("\n== Open a session for the agent", bold=True)
+    _redline(repo_dir, env, "session", "open", "--name", "demo")
+    flagged = []
     with daemon_client(repo_dir, idle=60) as client:
-        session = client.call("session.open", {"name": "demo"})
-        click.secho("\n== redline session open --name demo", bold=True)
-        click.echo(f"branch {session['branch']}, worktree {session['worktree']}")
-        flagged = []
         for number, request in enumerate((EXACT, TOLERANT), start=1):
             result = client.call("apply", {"session": "demo", "request": request})
             _show(number, request, result)
             if result.get("flags"):
                 flagged += [c["edit"] for c in result.get("commits", [])]
-        click.secho("\n== redline log demo", bold=True)
-        for entry in client.call("log", {"session": "demo"}):
-            click.echo(f"{entry['commit'][:12]} {entry['summary']}  [edit {entry['edit']}]")
+    click.secho("\n== The session's edits and their evidence", bold=True)
+    _redline(repo_dir, env, "log", "demo")
     _team(repo_dir, env, flagged)
 
 
-def _hooks(repo_dir: Path) -> None:
-    import pygit2
-
-    from redline.hooks.install import install
-
-    click.secho("\n== redline hooks install", bold=True)
-    for line in install(pygit2.Repository(str(repo_dir)), sys.executable, False):
-        click.echo(line)
-
-
 def _show(number: int, request: dict[str, str], result: dict[str, Any]) -> None:
-    click.secho(f"\n== Request {number}: the agent sends an edit of {request['path']}", bold=True)
+    click.secho(
+        f"\n== Request {number}: the agent sends an edit of {request['path']} "
+        "(`redline apply --session demo`)",
+        bold=True,
+    )
     matches = result.get("matches") or []
     found = matches[0]["matched_text"] if matches else ""
     where = f"lines {matches[0]['start_line']}-{matches[0]['end_line']}" if matches else "nothing"
@@ -222,7 +220,7 @@ def tolerated(sent: str, found: str) -> list[str]:
         out.append(f"the text of {words} line(s) differed")
     if len(sent.splitlines()) != len(found.splitlines()):
         out.append("the number of lines differed")
-    return out or ["nothing: an exact match"]
+    return out or ["nothing (an exact match)"]
 
 
 def _indent(line: str) -> str:
@@ -240,11 +238,8 @@ def _spelt(indent: str) -> str:
 
 
 def _team(repo_dir: Path, env: Mapping[str, str], flagged: list[str]) -> None:
-    """Plain git through the installed hooks, the approval, then ``redline land``."""
-    from redline.gitops.repo import main_repository
-    from redline.hooks.approve import approve
-    from redline.hooks.land import land
-
+    """Plain git through the installed hooks, review and approval, then ``redline land``
+    (redline's commands run as a person runs them: their own output is shown)."""
     subject = "Greeting tweaks"
     click.secho("\n== Plain git on a branch of your own, through the installed hooks", bold=True)
     for args in (("switch", "-q", "-c", "try"), ("merge", "-q", "--squash", "redline/demo")):
@@ -259,26 +254,51 @@ def _team(repo_dir: Path, env: Mapping[str, str], flagged: list[str]) -> None:
     shown = _git(repo_dir, env, "log", "--notes=redline", "-1", "redline/demo")
     click.echo(shown.stdout.rstrip())
 
-    git_repo, layout = main_repository(repo_dir)
-    click.secho(f"\n== redline approve {' '.join(flagged)}", bold=True)
-    for item in approve(git_repo, flagged):
-        click.echo(f"approved edit {item.edit} ({len(item.commits)} note(s)) as {item.by}")
+    click.secho("\n== A person reviews the flagged edit's diff and approves it", bold=True)
+    _redline(repo_dir, env, "review")
+    _redline(repo_dir, env, "approve", *flagged)
     click.echo(f'$ git commit -m "{subject}"')
     passed = _git(repo_dir, env, "commit", "-m", subject)
     click.echo((passed.stdout or passed.stderr).strip().splitlines()[0])
     click.echo(f"(git exit status {passed.returncode})")
 
-    click.secho("\n== redline land demo --squash (onto main, checked out and clean)", bold=True)
+    click.secho("\n== Land the session on main (checked out and clean) as one commit", bold=True)
+    click.echo("$ git switch -q main")
     _git(repo_dir, env, "switch", "-q", "main")
-    done = land(git_repo, layout, "demo", None, True, subject, env)
+    _redline(repo_dir, env, "land", "demo", "--squash", "-m", subject)
+    click.echo("$ git log --format='%h %s%n%(trailers)' -1 main")
     click.echo(
-        f"landed session demo on {done.into} ({done.mode}): {len(done.commits)} commit(s), "
-        f"edits {' '.join(done.edits)}"
+        _git(repo_dir, env, "log", "--format=%h %s%n%(trailers)", "-1", "main").stdout.rstrip()
     )
-    click.echo(f"$ git log --format='%h %s%n%(trailers)' -1 {done.into}")
-    click.echo(_git(repo_dir, env, "log", "--format=%h %s%n%(trailers)", "-1").stdout.rstrip())
-    click.echo(
-        "its note carries each edit's evidence "
-        f"(`git notes --ref=redline show {done.commit[:12]}`): "
-        + ", ".join(f"edit {e}" for e in done.edits)
+    click.echo("$ git notes --ref=redline show main   (each edit it carries, summarised)")
+    _squash_note(_git(repo_dir, env, "notes", "--ref=redline", "show", "main").stdout)
+
+
+def _redline(repo_dir: Path, env: Mapping[str, str], *args: str) -> None:
+    """Run ``redline ARGS`` in the demo repository and show what it says."""
+    done = subprocess.run(
+        [sys.executable, "-m", "redline", *args],
+        cwd=repo_dir,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
+    click.echo(f"$ redline {shlex.join(args)}")
+    click.echo((done.stdout + done.stderr).rstrip())
+    if done.returncode != 0:
+        raise click.ClickException(f"`redline {shlex.join(args)}` failed in the demo repository")
+
+
+def _squash_note(text: str) -> None:
+    """One line per edit a squash commit's note carries: where, how it matched, its
+    verdict and approvals."""
+    for entry in json.loads(text).get("squashed", []):
+        approvals = ", ".join(a["by"] for a in entry.get("approvals", []))
+        verdict = (entry.get("policy") or {}).get("verdict", "?")
+        for op in entry.get("operations", []):
+            click.echo(
+                f"edit {entry['edit']}: {op['path']} lines {op['start_line']}-{op['end_line']}, "
+                f"{op['match_type']} {op['confidence']}, {verdict}"
+                + (f", approved by {approvals}" if approvals else "")
+            )

@@ -236,17 +236,38 @@ def review_command(repo: Path, as_json: bool) -> None:
 
     git = _repo(repo)
     entries = ledger.load(git)
-    items = waiting(git, _policy(git), entries)
+    settled: list[str] = []
+    items = waiting(git, _policy(git), entries, settled)
     unreadable = [Unreadable(c, why) for c, why in sorted(entries.unreadable.items())]
     if as_json:
         click.echo(json.dumps(items))
     elif items:
         _show_waiting(items)
     elif not unreadable:
-        click.echo("nothing waiting: every flagged edit is approved")
+        still = " still on a branch" if settled else ""
+        click.echo(f"nothing waiting: every flagged edit{still} is approved")
+    if settled and not as_json:
+        click.echo(_not_listed(settled))
     if unreadable:  # they may be flagged edits too: say so, and fail
         click.echo(describe_unreadable(unreadable, "redline review: "), err=True)
         sys.exit(1)
+
+
+_NAMED = 10  # edits named in review's "not listed" line
+
+
+def _not_listed(settled: list[str]) -> str:
+    """Review's line about the flagged edits no branch holds any more."""
+    one = len(settled) == 1
+    named = " ".join(settled[:_NAMED]) + (
+        f" and {len(settled) - _NAMED} more" if len(settled) > _NAMED else ""
+    )
+    return (
+        f"not listed: {len(settled)} unapproved flagged edit{'' if one else 's'} no longer "
+        f"on any branch, HEAD or the index (undone, or the lines removed since): {named}; "
+        f"the guard lets {'it' if one else 'them'} pass, so "
+        f"{'it needs' if one else 'they need'} no approval"
+    )
 
 
 def _show_waiting(items: list[dict[str, Any]]) -> None:

@@ -29,7 +29,13 @@ from redline.hooks.evidence import (
     message_of,
     unnoted_commits,
 )
-from redline.hooks.guard import carrying_commit, changed_paths, edit_lines, flagged_operations
+from redline.hooks.guard import (
+    carrying_commit,
+    changed_paths,
+    edit_lines,
+    flagged_operations,
+    in_effect,
+)
 from redline.hooks.stages import SESSION_BRANCHES
 
 
@@ -235,13 +241,22 @@ def _branch_tips(repo: pygit2.Repository) -> list[pygit2.Oid]:
 
 
 def waiting(
-    repo: pygit2.Repository, policy: Policy, ledger: ledgers.Ledger | None = None
+    repo: pygit2.Repository,
+    policy: Policy,
+    ledger: ledgers.Ledger | None = None,
+    settled: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Flagged, unapproved edits with their diffs, oldest first; with them, the edit
     commits whose evidence is gone, on HEAD or a session branch and not yet on a
-    remote-tracking branch."""
+    remote-tracking branch.
+
+    A flagged edit whose lines no branch (local or remote-tracking), HEAD or the
+    index holds any more — undone (``redline undo``), or its lines removed since —
+    is left out, as the guard lets it pass: no commit or push from here can carry
+    it. Its id goes to ``settled`` when given."""
     ledger = ledger or ledgers.load(repo)
     out = []
+    sides: list[pygit2.Tree | pygit2.Index] | None = None
     for entry in ledger.entries.values():
         if entry.approved:
             continue
@@ -251,7 +266,16 @@ def waiting(
         commit = carrying_commit(repo, entry)
         if commit is None:
             continue
+        if sides is None:
+            sides = _sides(repo)
+        there = {op.path for op, _, _ in flags if in_effect(repo, commit, op.path, sides)}
+        if not there:
+            if settled is not None:
+                settled.append(entry.edit)
+            continue
         for op, rule, reason in flags:
+            if op.path not in there:
+                continue
             inserted, _ = edit_lines(repo, commit, op.path)
             out.append(
                 {
@@ -272,6 +296,25 @@ def waiting(
             )
     out += _unnoted(repo, ledger)
     return sorted(out, key=lambda item: (item["time"], item["path"] or ""))
+
+
+def _sides(repo: pygit2.Repository) -> list[pygit2.Tree | pygit2.Index]:
+    """What a commit or push from this repository can be made of: the trees of HEAD,
+    of every local and remote-tracking branch (one each), and the index."""
+    trees: dict[pygit2.Oid, pygit2.Tree] = {}
+    tips = [] if repo.head_is_unborn else [repo.head.peel(pygit2.Commit)]
+    for name in repo.references:
+        if name.startswith(("refs/heads/", "refs/remotes/")):
+            target = repo.references[name].target
+            found = repo.get(target) if isinstance(target, pygit2.Oid) else None
+            if isinstance(found, pygit2.Commit):
+                tips.append(found)
+    for tip in tips:
+        trees.setdefault(tip.tree_id, tip.tree)
+    sides: list[pygit2.Tree | pygit2.Index] = list(trees.values())
+    if not repo.is_bare:
+        sides.append(repo.index)
+    return sides
 
 
 def _unnoted(repo: pygit2.Repository, ledger: ledgers.Ledger) -> list[dict[str, Any]]:

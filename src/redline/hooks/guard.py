@@ -208,6 +208,39 @@ def carries(
     return any(line not in new_lines and line in parent_lines for line in removed)
 
 
+def in_effect(
+    repo: pygit2.Repository,
+    commit: pygit2.Commit,
+    path: str,
+    sides: Iterable[pygit2.Tree | pygit2.Index],
+) -> bool:
+    """Whether the edit ``commit`` made to ``path`` is still there in one of ``sides``
+    (branch tips, an index), as :func:`carries` tells it: a line it inserted is there,
+    or, for an edit that only deleted, a line it removed is not. Once an edit is
+    undone, or its lines removed, on every side, no commit or push from them can
+    carry it. An edit with no significant line to tell it by counts as there."""
+    inserted, removed = edit_lines(repo, commit, path)
+    if not inserted and not removed:
+        return True
+    seen: set[pygit2.Oid | None] = set()
+    for side in sides:
+        blob = _blob_id(side, path)
+        if blob in seen:
+            continue
+        seen.add(blob)
+        lines = _split(repo.get(blob)) if blob is not None else set()
+        if (inserted & lines) if inserted else (removed - lines):
+            return True
+    return False
+
+
+def _blob_id(side: pygit2.Tree | pygit2.Index, path: str) -> pygit2.Oid | None:
+    try:
+        return side[path].id
+    except (KeyError, ValueError):
+        return None
+
+
 def _lines_in(repo: pygit2.Repository, new: pygit2.Tree | pygit2.Index, path: str) -> set[str]:
     if isinstance(new, pygit2.Index):
         try:

@@ -27,7 +27,7 @@ from guard_fixtures import (
 )
 
 from gitmode_fixtures import git, make_repo
-from redline.hooks.install import HOOKS, MARKER
+from redline.hooks.install import GUARD_HOOKS, HOOKS, MARKER, NOTES_HOOK
 
 
 @pytest.fixture
@@ -58,10 +58,16 @@ def foreign_hook(path: Path, body: str) -> str:
 # --- install -----------------------------------------------------------------------------------
 
 
-def test_install_writes_three_executable_hooks_with_the_marker(repo: Path) -> None:
+def test_install_writes_executable_hooks_with_the_marker(repo: Path) -> None:
     out = install_hooks(repo)
-    assert HOOKS == ("pre-commit", "pre-merge-commit", "pre-push")
-    for hook in HOOKS:
+    assert GUARD_HOOKS == ("pre-commit", "pre-merge-commit", "pre-push")
+    assert (*GUARD_HOOKS, NOTES_HOOK) == HOOKS
+    notes = hooks(repo) / NOTES_HOOK
+    assert MARKER in notes.read_text()
+    assert "notes import --quiet" in notes.read_text()
+    assert is_executable(notes)
+    assert f"{NOTES_HOOK}: installed ({notes})" in out
+    for hook in GUARD_HOOKS:
         path = hooks(repo) / hook
         text = path.read_text()
         assert text.startswith("#!/bin/sh\n")

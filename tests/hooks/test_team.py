@@ -142,7 +142,8 @@ def test_approvals_made_in_both_clones_at_once_both_survive(team: Team) -> None:
     git(team.b, "merge", "-q", "--ff-only", f"origin/{f.branch}")
     push = run_git(team.b, "push", "origin", "main")
     assert push.returncode == 0, push.stderr
-    assert "merged the notes of origin (merged)" in push.stderr
+    # (merged as the hook's fetch landed, by the reference-transaction hook)
+    assert "pushed refs/notes/redline to origin" in push.stderr
 
     assert sorted(approvers(origin_note(team.origin, f.commit))) == [ALICE, BOB]
     git(team.a, "fetch", "-q")
@@ -182,7 +183,7 @@ def test_a_fresh_clone_and_one_fetch_show_the_evidence(team: Team, tmp_path: Pat
     fresh = clone(team.origin, tmp_path / "fresh", "Carol", "carol@example.com")
     assert "refs/notes" not in git(fresh, "config", "--get-all", "remote.origin.fetch")
     out = redline(fresh, "notes", "setup", "--repo", str(fresh), check=True).stdout
-    assert out.strip() == (
+    assert out.splitlines()[0] == (
         "origin: `git fetch` now brings refs/notes/redline (into refs/notes/redline-remote/origin)"
     )
     git(fresh, "fetch", "-q")
@@ -249,3 +250,24 @@ def test_a_remote_refusing_the_notes_refuses_the_push(team: Team) -> None:
     push = run_git(team.a, "push", "origin", "main")
     assert push.returncode == 0, push.stderr
     assert git(team.origin, "rev-parse", "main").strip() == head(team.a)
+
+
+def test_a_fetch_lands_the_notes_where_git_log_shows_them(team: Team, tmp_path: Path) -> None:
+    """With the reference-transaction hook, no redline command is needed after a fetch."""
+    f = flagged_edit(team.a)
+    share(f)
+    fresh = clone(team.origin, tmp_path / "fresh", "Carol", "carol@example.com")
+    out = redline(fresh, "notes", "setup", "--repo", str(fresh), check=True).stdout
+    assert "reference-transaction: installed" in out
+    git(fresh, "fetch", "-q")
+    shown = git(fresh, "log", "-1", "--notes=redline", "--format=%N", f"origin/{f.branch}")
+    assert json.loads(shown)["edit"] == f.edit
+    # an ordinary ref update (a commit) starts no redline and changes no notes
+    notes_before = git(fresh, "rev-parse", "refs/notes/redline")
+    (fresh / "other.txt").write_text("x\n")
+    git(fresh, "add", "other.txt")
+    git(fresh, "commit", "-q", "-m", "other")
+    assert git(fresh, "rev-parse", "refs/notes/redline") == notes_before
+    # by hand: nothing new to merge
+    again = redline(fresh, "notes", "import", "--repo", str(fresh), check=True).stdout
+    assert again.startswith("nothing new")

@@ -25,16 +25,49 @@ def setup_command(repo: Path, remotes: tuple[str, ...]) -> None:
     """Make `git fetch` bring refs/notes/redline from REMOTES (default: every remote).
 
     One time per clone, for pre-commit users (`redline hooks install` does it too).
+    Also installs the reference-transaction hook that merges fetched notes into
+    refs/notes/redline as the fetch lands, so `git log --notes=redline` shows them.
     """
+    import sys
+
     from redline.gitops.notes_sync import setup
     from redline.gitops.repo import discover
+    from redline.hooks.install import NOTES_HOOK, InstallError, install
 
     git = discover(repo)
     done = setup(git, list(remotes) or None)
     if not done:
         raise click.UsageError("this repository has no remote; `git remote add NAME URL` first")
+    try:
+        done += install(git, sys.executable, hooks=(NOTES_HOOK,))
+    except InstallError as exc:
+        done.append(
+            f"{NOTES_HOOK}: not installed ({exc}); fetched notes are merged by the next "
+            "redline command, or `redline notes import`"
+        )
     for line in done:
         click.echo(line)
+
+
+@notes_group.command("import")
+@repo_option
+@click.option("--quiet", is_flag=True, help="Print nothing when all went well.")
+def import_command(repo: Path, quiet: bool) -> None:
+    """Merge the notes `git fetch` brought (refs/notes/redline-remote/*) into yours.
+
+    By union: no approval or edit is lost on either side. Every redline command that
+    reads notes does this first; the reference-transaction hook does it as a fetch lands.
+    """
+    from redline.gitops.notes_sync import import_fetched
+    from redline.gitops.repo import discover
+
+    merged = import_fetched(discover(repo))
+    if quiet:
+        return
+    for name, outcome in merged:
+        click.echo(f"{name}: {outcome.how}")
+    if not merged:
+        click.echo("nothing new: refs/notes/redline holds every fetched copy already")
 
 
 @notes_group.command("sync")

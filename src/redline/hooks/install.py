@@ -1,4 +1,5 @@
-"""Installing the guard as plain git hooks (pre-commit, pre-merge-commit, pre-push).
+"""Installing the guard as plain git hooks (pre-commit, pre-merge-commit, pre-push), and
+the reference-transaction hook that merges a fetch's redline notes as it lands.
 
 As pre-commit does: a small script that runs redline, an ID line to recognise
 our own script, an existing hook kept as ``<hook>.legacy`` and run first, and
@@ -17,7 +18,9 @@ from redline.fsops.atomic import replace_file
 from redline.gitops.repo import common_dir
 
 MARKER = "redline-guard-hook-v1"
-HOOKS = ("pre-commit", "pre-merge-commit", "pre-push")
+GUARD_HOOKS = ("pre-commit", "pre-merge-commit", "pre-push")
+NOTES_HOOK = "reference-transaction"
+HOOKS = (*GUARD_HOOKS, NOTES_HOOK)
 
 TEMPLATE = """#!/bin/sh
 # {marker}: installed by `redline hooks install`; `redline hooks uninstall` removes it.
@@ -45,6 +48,35 @@ if [ "$hook" = pre-push ]; then
 else
     exec "$@" </dev/null
 fi
+"""
+
+
+# git runs it for every ref update: the shell alone decides, and only a transaction
+# that brought another clone's notes (fetched into refs/notes/redline-remote/) starts
+# redline, once it is committed, to merge them into refs/notes/redline by union.
+NOTES_TEMPLATE = """#!/bin/sh
+# {marker}: installed by `redline hooks install`; `redline hooks uninstall` removes it.
+# After a fetch brings another clone's redline notes, merges them into refs/notes/redline.
+here=$(cd "$(dirname "$0")" && pwd)
+python={python}
+input=$(cat)
+if [ -x "$here/{hook}.legacy" ]; then
+    printf '%s\\n' "$input" | "$here/{hook}.legacy" "$@" || exit $?
+fi
+[ "$1" = committed ] || exit 0
+case "$input" in
+    *" refs/notes/redline-remote/"*) ;;
+    *) exit 0 ;;
+esac
+if [ -x "$python" ]; then
+    set -- "$python" -m redline notes import --quiet
+else
+    set -- redline notes import --quiet
+fi
+if ! "$@" </dev/null; then
+    echo "redline: could not merge the fetched notes; run \\`redline notes import\\`" >&2
+fi
+exit 0
 """
 
 
@@ -79,12 +111,18 @@ def is_ours(path: Path) -> bool:
         return False
 
 
-def install(repo: pygit2.Repository, python: str, use_hooks_path: bool = False) -> list[str]:
-    """Install the three hooks; return what was done, one line per hook."""
+def install(
+    repo: pygit2.Repository,
+    python: str,
+    use_hooks_path: bool = False,
+    hooks: tuple[str, ...] = HOOKS,
+) -> list[str]:
+    """Install ``hooks`` (default: the guard's three and the notes merge); return what
+    was done, one line per hook."""
     folder = hooks_dir(repo, use_hooks_path)
     folder.mkdir(parents=True, exist_ok=True)
     done = []
-    for hook in HOOKS:
+    for hook in hooks:
         path = folder / hook
         legacy = folder / f"{hook}.legacy"
         note = "installed"
@@ -99,7 +137,8 @@ def install(repo: pygit2.Repository, python: str, use_hooks_path: bool = False) 
         elif path.exists():
             note = "updated"
         # In one step: git may run the hook at any moment, never a half-written one.
-        script = TEMPLATE.format(marker=MARKER, hook=hook, python=_quote(python))
+        template = NOTES_TEMPLATE if hook == NOTES_HOOK else TEMPLATE
+        script = template.format(marker=MARKER, hook=hook, python=_quote(python))
         replace_file(path, script.encode(), 0o777)
         done.append(f"{hook}: {note} ({path})")
     return done

@@ -112,7 +112,8 @@ class SyntaxProblem:
 class Validation:
     """What validating one file found. ``errors`` are the errors the change introduced
     (the first :data:`REPORTED`); ``preexisting`` counts the errors the file already had
-    that are still there; ``skipped`` says why the file was not validated."""
+    that are still there (counted when the file was parsed whole); ``skipped`` says why
+    the file was not validated."""
 
     path: str
     language: str | None = None

@@ -413,6 +413,11 @@ def test_a_first_validation_compiles_only_the_parts_the_change_touched() -> None
         ("x = (1 +\n     2)\n\ndef f():\n    pass\n", "x = 1 + \\\n\ndef f():\n    pass\n"),
         # a bracket the change opens in the part before
         ("y = 1\n\n@dec\ndef f():\n    pass\n", "y = (1\n\n@dec\ndef f():\n    pass\n"),
+        # the last definition taken away from under its decorator (a blank line between)
+        (
+            "x = 1\n" * 50 + "@dec\n\ndef f():\n    pass\n",
+            "x = 1\n" * 50 + "@dec\n\n",
+        ),
     ],
 )
 def test_a_change_the_parts_alone_would_pass_is_still_refused(before: str, after: str) -> None:
@@ -482,9 +487,12 @@ def last():
     return TEMPLATE \\
         + "x"
 '''
-CHANGE_SOURCES = [*SOURCES, TRICKY]
+# Ends with a decorated definition, a blank line between decorator and definition.
+DECORATED_LAST = "x = 1\n" * 40 + "@dec\n\ndef f():\n    pass\n\n@dec\n\ndef g():\n    pass\n"
+CHANGE_SOURCES = [*SOURCES, TRICKY, DECORATED_LAST]
 CHANGE_SLIPS = [
     *SLIPS,
+    "@dec\n\n",
     "global x\n",
     "x = 1\n",
     '"""\n',
@@ -542,6 +550,38 @@ def test_a_change_proved_harmless_leaves_a_file_that_compiled_compiling(
     after = before[:at] + second + before[at:]
     if _python_adds_no_error(before.encode(), after.encode()) and _compiles(before):
         assert _compiles(after)
+
+
+@given(
+    st.sampled_from(range(len(CHANGE_SOURCES))),
+    st.sampled_from(["delete", "repeat", "swap", "prefix", "suffix"]),
+    st.integers(-8, 400),
+    st.integers(-8, 400),
+    st.sampled_from(CHANGE_SLIPS),
+)
+@settings(max_examples=300)
+def test_whole_parts_taken_away_repeated_or_moved(
+    source: int, operation: str, first: int, second: int, slip: str
+) -> None:
+    """Changes of whole top-level parts (the first and last ones often): no false pass,
+    no false refusal."""
+    from redline.engine.validate import _parts
+
+    before = CHANGE_SOURCES[source]
+    parts = _parts(before)
+    k, j = first % len(parts), second % len(parts)
+    if operation == "delete":
+        del parts[k]
+    elif operation == "repeat":
+        parts.insert(k, parts[k])
+    elif operation == "swap":
+        parts[k], parts[j] = parts[j], parts[k]
+    elif operation == "prefix":
+        parts[k] = slip + parts[k]
+    else:
+        parts[k] += slip
+    after = "".join(parts)
+    assert validate("m.py", before.encode(), after.encode()).failed is (not _compiles(after))
 
 
 @given(st.sampled_from(range(len(CHANGE_SOURCES))), st.floats(0, 1), st.sampled_from(CHANGE_SLIPS))

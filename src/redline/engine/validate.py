@@ -404,6 +404,8 @@ def _part_compiles(part: str, flags: int) -> bool:
 #   - P ends at the top level: not in a string or brackets, not on a continued line (a
 #     scan of P's strings, comments and brackets: ``_ends_at_top_level``);
 #   - the file has no ``global`` statement (see above);
+#   - M' or S is not empty (a part begins with ``def``, ``class`` or ``@``, which can
+#     follow whatever P ends with; the end of the file cannot follow a decorator);
 # then S is read after M' as it was after M, so the errors of the file after the change
 # are those P and S had before: none is introduced (the report is ``ok``). When a
 # condition fails, the file is parsed whole as usual.
@@ -441,6 +443,8 @@ def _python_adds_no_error(before: bytes, after: bytes) -> bool:
     changed, was = a[start : len(a) - end], b[start : len(b) - end]
     if sum(map(len, changed)) + sum(map(len, was)) > len(new) // 2:
         return False  # most of the file changed: compiling it whole costs less
+    if not changed and not end:
+        return False  # the file now ends with P, which may end with a decorator
     later = 1 if start == 0 else 0  # the first part, when changed, may import from __future__
     if any("__future__" in part for part in (*changed[later:], *was[later:])):
         return False

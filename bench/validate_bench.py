@@ -14,10 +14,12 @@ shared: CPU time is what validation itself costs):
 - ``first validation``: the edit with ``validate`` on, leaving the file
   parseable, in a process that has not validated the file before (each
   embedded ``redline apply`` process; the first edit of a file in the daemon):
-  one whole parse of the new content;
+  Python compiles the top-level part the edit changed, as it was and as it is,
+  and scans the text before it (``engine.validate._python_adds_no_error``);
+  tree-sitter parses the new content whole;
 - ``validated before``: the same edit where the file's previous content was
-  validated in this process (the daemon, a ``--jsonl`` stream): Python
-  compiles only the top-level part the edit changed; tree-sitter parses whole;
+  validated in this process (the daemon, a ``--jsonl`` stream): the part as it
+  was is remembered, so Python compiles one part; tree-sitter parses whole;
 - ``refused``: an edit that breaks the file, first validation — the new content
   and then the old one are parsed, the most an edit of a parseable file pays;
 - ``already broken``: the file had an error before and keeps it through an

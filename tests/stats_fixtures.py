@@ -14,7 +14,8 @@ History (each commit's distance after E1 in brackets)::
           E4 fuzzy migration (+2), flagged, later approved [3]
           E5 apply_patch exact c.txt (+2) [4]
           E6 exact c.txt (+1): rewrites E5's "BETA" [5]
-          (a no_match and an ambiguous request: logged, no commit)
+          (a no_match and an ambiguous request, and a whitespace edit of util.py
+          that would not parse: logged, no commit)
     main: fast-forward to E6, then
           L1 rewrites E1's "OTHER = 3"         [6]
           L2 rewrites E3's inserted line       [7]
@@ -22,7 +23,8 @@ History (each commit's distance after E1 in brackets)::
           L4 policy action = "reject"          [9]
     s2 (from L4):
           E7 exact b.py (+1): rewrites E1's "VALUE = 2" [10]
-          (a fuzzy edit of the migration: rejected, logged)
+          (a fuzzy edit of the migration: rejected; an exact edit of b.py that would
+          not parse: validation_failed; both logged)
 """
 
 from __future__ import annotations
@@ -88,6 +90,12 @@ E6 = edit("c.txt", "BETA\n", "Beta\n")
 NO_MATCH = edit("c.txt", "nothing like this\n", "x\n")
 AMBIGUOUS = edit("c.txt", "a", "b")
 E7 = edit("b.py", "VALUE = 2\n", "VALUE = 5\n")
+# Edits asking for validation that would leave their file unparseable.
+BROKEN_WHITESPACE = {
+    **edit(UTIL, "if x:\n  return 2\n", "if x:\n  return (2\n"),  # indentation differs
+    "validate": True,
+}
+BROKEN_EXACT = {**edit("b.py", "VALUE = 5\n", "VALUE = (5\n"), "validate": True}
 REJECTED = edit(
     MIGRATION,
     "    id INTEGER PRIMARY KY,\n    name TEXT NOT NULL,\n",
@@ -133,7 +141,8 @@ def built(base: Path, home: Path) -> Iterator[Scenario]:
         cli = mode.cli
         cli.open_session("s1")
         for name, request in [("E1", E1), ("E2", E2), ("E3", E3), ("E4", E4), ("E5", E5),
-                              ("E6", E6), ("no_match", NO_MATCH), ("ambiguous", AMBIGUOUS)]:  # fmt: skip
+                              ("E6", E6), ("no_match", NO_MATCH), ("ambiguous", AMBIGUOUS),
+                              ("broken_whitespace", BROKEN_WHITESPACE)]:  # fmt: skip
             _, s.results[name] = cli.apply("s1", request)
         cli.ok("approve", "--repo", str(mode.repo), s.edit_id("E4"))
         mode.git("merge", "-q", "--ff-only", "redline/s1")
@@ -142,7 +151,11 @@ def built(base: Path, home: Path) -> Iterator[Scenario]:
         change(mode, MIGRATION, "created_at TIMESTAMP", "created_at TIMESTAMP NOT NULL", "L3")
         change(mode, ".redline.toml", 'action = "review"', 'action = "reject"', "L4")
         cli.open_session("s2")
-        for name, request in [("E7", E7), ("rejected", REJECTED)]:
+        for name, request in [
+            ("E7", E7),
+            ("rejected", REJECTED),
+            ("broken_exact", BROKEN_EXACT),
+        ]:
             _, s.results[name] = cli.apply("s2", request)
         cli.stop()
         yield s

@@ -84,6 +84,12 @@ def test_the_scenario_went_as_planned(scenario: Scenario) -> None:
         "no_match", "ambiguous", "rejected",
     ]  # fmt: skip
     assert r["rejected"]["match_type"] == "fuzzy"
+    assert [
+        (r[n]["status"], r[n]["match_type"]) for n in ("broken_whitespace", "broken_exact")
+    ] == [
+        ("validation_failed", "whitespace"),
+        ("validation_failed", "exact"),
+    ]
     assert note_of(scenario.repo, scenario.commit("E4"))["approvals"]
 
 
@@ -105,7 +111,7 @@ def test_the_table_number_by_number(scenario: Scenario) -> None:
         "flagged": 0,
         "approved": 0,
         "rejected": 0,
-        "validation_failed": 0,
+        "validation_failed": 1,  # s2's edit of b.py that would not parse
         "inserted_lines": 6,  # E1 2, E5 2, E6 1, E7 1
         "later_changed_lines": 3,  # E1's two (L1 at 6, E7 at 10), E5's BETA (E6 at 1)
         "later_changed_rate": 0.5,
@@ -119,7 +125,7 @@ def test_the_table_number_by_number(scenario: Scenario) -> None:
         "flagged": 0,
         "approved": 0,
         "rejected": 0,
-        "validation_failed": 0,
+        "validation_failed": 1,  # s1's edit of util.py that would not parse
         "inserted_lines": 1,
         "later_changed_lines": 0,
         "later_changed_rate": 0.0,
@@ -143,7 +149,7 @@ def test_the_table_number_by_number(scenario: Scenario) -> None:
     assert data["later_changed_rate"] == 0.5
     assert data["outcomes"] == {
         "rejected": 1,
-        "validation_failed": 0,
+        "validation_failed": 2,
         "no_match": 1,
         "ambiguous": 1,
     }
@@ -179,17 +185,22 @@ def test_a_session_or_all(scenario: Scenario) -> None:
         "exact": 3, "whitespace": 1, "fuzzy": 2,
     }  # fmt: skip
     assert rows(s1)["fuzzy"]["rejected"] == 0  # the rejection was in s2
-    assert s1["outcomes"] == {"rejected": 0, "validation_failed": 0, "no_match": 1, "ambiguous": 1}
+    assert rows(s1)["whitespace"]["validation_failed"] == 1
+    assert rows(s1)["exact"]["validation_failed"] == 0  # that failure was in s2
+    assert s1["outcomes"] == {"rejected": 0, "validation_failed": 1, "no_match": 1, "ambiguous": 1}
     # Lines are followed through every later commit, whichever session made it.
     assert rows(s1)["exact"]["later_changed_lines"] == 3
     s2 = stats(scenario, "--session", "s2")
-    assert {name: (row["edits"], row["rejected"]) for name, row in rows(s2).items()} == {
-        "exact": (1, 0),
-        "fuzzy": (0, 1),
+    assert {
+        name: (row["edits"], row["rejected"], row["validation_failed"])
+        for name, row in rows(s2).items()
+    } == {
+        "exact": (1, 0, 1),
+        "fuzzy": (0, 1, 0),
     }
     assert rows(s2)["fuzzy"]["share"] == 0.0
     assert rows(s2)["fuzzy"]["confidence"] is None
-    assert s2["outcomes"] == {"rejected": 1, "validation_failed": 0, "no_match": 0, "ambiguous": 0}
+    assert s2["outcomes"] == {"rejected": 1, "validation_failed": 1, "no_match": 0, "ambiguous": 0}
 
 
 def test_an_unknown_session_or_both_selections_are_refused(scenario: Scenario) -> None:
@@ -244,7 +255,9 @@ def test_text_table_and_bar_chart(scenario: Scenario) -> None:
     assert lines[0] == f"redline stats for {scenario.repo} (all sessions)"
     exact = next(line for line in lines if line.startswith("exact "))
     assert exact.split()[:8] == ["exact", "4", "57.1%", "1.000", "1.000", "1.000", "1.000", "1.000"]
-    assert exact.split()[8:] == ["0", "0", "0", "0", "50.0%", "(3/6", "lines)"]
+    assert exact.split()[8:] == ["0", "0", "0", "1", "50.0%", "(3/6", "lines)"]
+    whitespace = next(line for line in lines if line.startswith("whitespace "))
+    assert whitespace.split()[8:12] == ["0", "0", "0", "1"]
     fuzzy = next(line for line in lines if line.startswith("fuzzy "))
     assert fuzzy.split()[8:12] == ["1", "1", "1", "0"]
     assert "66.7% (2/3 lines)" in fuzzy
@@ -254,7 +267,7 @@ def test_text_table_and_bar_chart(scenario: Scenario) -> None:
     assert chart[1].startswith("  whitespace       " + "█" * 5 + "▊")  # 1/7 of 40 = 5 6/8
     assert chart[2].startswith("  fuzzy            " + "█" * 11 + "▍")  # 2/7 of 40 = 11 3/8
     assert "a proxy for edits that were wrong" in out
-    assert "refused requests (outcome log of this clone): rejected 1, validation_failed 0, " in out
+    assert "refused requests (outcome log of this clone): rejected 1, validation_failed 2, " in out
     # A narrow terminal gets a narrower chart, never a wider one.
     narrow = run(scenario, COLUMNS="40").stdout.splitlines()
     narrow_chart = narrow[narrow.index("Share of edits") + 1 :][:3]
@@ -278,8 +291,14 @@ def test_the_outcome_log_holds_the_refused_requests(scenario: Scenario) -> None:
     assert [(x["status"], x["match_type"], x["path"]) for x in s1] == [
         ("no_match", None, "c.txt"),
         ("ambiguous", "exact", "c.txt"),
+        ("validation_failed", "whitespace", "pkg/util.py"),
     ]
-    [rejected] = s2
+    rejected, broken = s2
+    assert (broken["status"], broken["match_type"], broken["path"]) == (
+        "validation_failed",
+        "exact",
+        "b.py",
+    )
     assert rejected["status"] == "rejected"
     assert rejected["session"] == "s2"
     assert rejected["tool"] == "edit"

@@ -373,3 +373,252 @@ def test_compiling_in_parts_agrees_with_compiling_whole(
     assert report.failed is (not _compiles(mutated))
     if module._compiles_in_parts(mutated):
         assert _compiles(mutated)
+
+
+# --- Python: a change proved to add no error, without compiling the whole file ----------
+
+
+def test_a_first_validation_compiles_only_the_parts_the_change_touched() -> None:
+    """A process that has not validated the file (each embedded ``redline apply``) compiles
+    the changed part as it was and as it is, not the whole file."""
+    from redline.engine import validate as module
+
+    module.forget_compiled_parts()
+    text = MODULE + "".join(f"\n\ndef more_{i}() -> int:\n    return {i}\n" for i in range(20))
+    changed = text.replace("return a + 1", "return a + 2")
+    report = validate("m.py", text.encode(), changed.encode())
+    assert report.to_json() == {
+        "path": "m.py",
+        "language": "python",
+        "parser": "compile",
+        "ok": True,
+    }
+    assert len(module._known) == 2  # `first` before and after the change
+    assert module._python_adds_no_error(text.encode(), changed.encode())
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # the change closes a string that the next part was inside
+        ('X = """\ndef f():\n    pass\n"""\n', 'X = ""\ndef f():\n    pass\n"""\n'),
+        # the change is inside a string: the part alone compiles, the file does not
+        (
+            'X = """\ndef f():\n    pass\n"""\n',
+            'X = """\ndef f(): return """\n)"""\n"""\n',
+        ),
+        # a module-level global after an assignment (the compiler checks the two together)
+        ("x = 1\n\ndef f():\n    pass\n", "x = 1\n\ndef f():\n    pass\nglobal x\n"),
+        # the change continues the previous line
+        ("x = (1 +\n     2)\n\ndef f():\n    pass\n", "x = 1 + \\\n\ndef f():\n    pass\n"),
+        # a bracket the change opens in the part before
+        ("y = 1\n\n@dec\ndef f():\n    pass\n", "y = (1\n\n@dec\ndef f():\n    pass\n"),
+        # the last definition taken away from under its decorator (a blank line between)
+        (
+            "x = 1\n" * 50 + "@dec\n\ndef f():\n    pass\n",
+            "x = 1\n" * 50 + "@dec\n\n",
+        ),
+    ],
+)
+def test_a_change_the_parts_alone_would_pass_is_still_refused(before: str, after: str) -> None:
+    from redline.engine import validate as module
+
+    assert _compiles(before) and not _compiles(after)
+    assert not module._python_adds_no_error(before.encode(), after.encode())
+    assert validate("a.py", before.encode(), after.encode()).failed
+
+
+def test_a_module_level_global_is_compiled_with_the_rest_of_the_file() -> None:
+    text = "x = 1\n\ndef f():\n    pass\nglobal x\n"
+    [error] = validate("a.py", None, text.encode()).errors
+    assert "global declaration" in error.message
+
+
+@pytest.mark.parametrize(
+    ("text", "top"),
+    [
+        ("", True),
+        ("x = 1\n", True),
+        ('x = """\n', False),
+        ("x = (\n", False),
+        ("x = 1 + \\\n", False),
+        ("# it's a comment \\\n", True),
+        ("s = 'it''s'\n", True),
+        ('s = "a\\"b"\n', True),
+        ("s = '''a\n''' + ')'\n", True),
+        ("x = ')'\n", True),
+        ("x = (]\n", False),
+        ("x = '\n", False),
+    ],
+)
+def test_the_scan_of_what_precedes_a_change(text: str, top: bool) -> None:
+    from redline.engine.validate import _ends_at_top_level
+
+    assert _ends_at_top_level(text) is top
+
+
+TRICKY = '''"""Module doc.
+def not_code():
+    pass
+"""
+from __future__ import annotations
+
+import os
+
+TEMPLATE = """
+def template():
+    return 1
+"""
+
+@decorate
+
+def spaced():
+    return (1
+@ 2)
+
+x = f"{1}" + '#'  # comment with "quote
+y = ("a"
+     "b")
+
+class K:
+    value = 1
+
+def last():
+    return TEMPLATE \\
+        + "x"
+'''
+# Ends with a decorated definition, a blank line between decorator and definition.
+DECORATED_LAST = "x = 1\n" * 40 + "@dec\n\ndef f():\n    pass\n\n@dec\n\ndef g():\n    pass\n"
+CHANGE_SOURCES = [*SOURCES, TRICKY, DECORATED_LAST]
+CHANGE_SLIPS = [
+    *SLIPS,
+    "@dec\n\n",
+    "global x\n",
+    "x = 1\n",
+    '"""\n',
+    "'''",
+    'f"{',
+    "#",
+    "return 1\n",
+    "def g():\n    pass\n",
+    "\\\n",
+    "from __future__ import annotations\n",
+]
+
+
+@given(
+    st.sampled_from(range(len(CHANGE_SOURCES))),
+    st.floats(0, 1),
+    st.sampled_from(CHANGE_SLIPS),
+    st.integers(0, 3),
+)
+@settings(max_examples=400)
+def test_a_change_of_a_file_that_compiles_is_refused_exactly_when_it_does_not_compile(
+    source: int, where: float, slip: str, cut: int
+) -> None:
+    """No false pass, no false refusal: from a file that compiles, the report fails exactly
+    when the changed file does not compile, proved in parts or not."""
+    from redline.engine.validate import _python_adds_no_error
+
+    before = CHANGE_SOURCES[source]
+    at = int(where * len(before))
+    after = before[:at] + slip + before[at + cut :]
+    compiles = _compiles(after)
+    if _python_adds_no_error(before.encode(), after.encode()):
+        assert compiles
+    assert validate("m.py", before.encode(), after.encode()).failed is (not compiles)
+
+
+@given(
+    st.sampled_from(range(len(CHANGE_SOURCES))),
+    st.floats(0, 1),
+    st.sampled_from(CHANGE_SLIPS),
+    st.floats(0, 1),
+    st.sampled_from(CHANGE_SLIPS),
+)
+@settings(max_examples=300)
+def test_a_change_proved_harmless_leaves_a_file_that_compiled_compiling(
+    source: int, first_at: float, first: str, second_at: float, second: str
+) -> None:
+    """Two slips: the first makes the file before (often broken), the second the change."""
+    from redline.engine.validate import _python_adds_no_error
+
+    text = CHANGE_SOURCES[source]
+    at = int(first_at * len(text))
+    before = text[:at] + first + text[at:]
+    at = int(second_at * len(before))
+    after = before[:at] + second + before[at:]
+    if _python_adds_no_error(before.encode(), after.encode()) and _compiles(before):
+        assert _compiles(after)
+
+
+@given(
+    st.sampled_from(range(len(CHANGE_SOURCES))),
+    st.sampled_from(["delete", "repeat", "swap", "prefix", "suffix"]),
+    st.integers(-8, 400),
+    st.integers(-8, 400),
+    st.sampled_from(CHANGE_SLIPS),
+)
+@settings(max_examples=300)
+def test_whole_parts_taken_away_repeated_or_moved(
+    source: int, operation: str, first: int, second: int, slip: str
+) -> None:
+    """Changes of whole top-level parts (the first and last ones often): no false pass,
+    no false refusal."""
+    from redline.engine.validate import _parts
+
+    before = CHANGE_SOURCES[source]
+    parts = _parts(before)
+    k, j = first % len(parts), second % len(parts)
+    if operation == "delete":
+        del parts[k]
+    elif operation == "repeat":
+        parts.insert(k, parts[k])
+    elif operation == "swap":
+        parts[k], parts[j] = parts[j], parts[k]
+    elif operation == "prefix":
+        parts[k] = slip + parts[k]
+    else:
+        parts[k] += slip
+    after = "".join(parts)
+    assert validate("m.py", before.encode(), after.encode()).failed is (not _compiles(after))
+
+
+@given(st.sampled_from(range(len(CHANGE_SOURCES))), st.floats(0, 1), st.sampled_from(CHANGE_SLIPS))
+@settings(max_examples=200)
+def test_the_scan_agrees_with_the_tokenizer_at_every_part_boundary(
+    source: int, where: float, slip: str
+) -> None:
+    """Where the scan says a part boundary is at the top level, Python's tokenizer does too."""
+    import io
+    import tokenize
+
+    from redline.engine.validate import _ends_at_top_level, _parts
+
+    text = CHANGE_SOURCES[source]
+    at = int(where * len(text))
+    text = text[:at] + slip + text[at:]
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return
+    offset = 0
+    for part in _parts(text)[:-1]:
+        offset += len(part)
+        if not _ends_at_top_level(text[:offset]):
+            continue
+        line = text.count("\n", 0, offset) + 1  # the boundary begins this line
+        depth = 0
+        last = None
+        for token in tokens:
+            if token.start >= (line, 0):
+                break
+            assert token.end <= (line, 0), f"a token spans the boundary at line {line}"
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth -= 1
+            if token.type not in (tokenize.INDENT, tokenize.DEDENT):
+                last = token
+        assert depth == 0
+        assert last is None or last.type in (tokenize.NEWLINE, tokenize.NL)

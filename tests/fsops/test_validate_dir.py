@@ -10,6 +10,7 @@ import pytest
 from redline.engine.edit import EditItem, EditRequest
 from redline.engine.patch import PatchRequest
 from redline.engine.policy import Policy
+from redline.engine.write import WriteRequest
 from redline.fsops.apply import apply_in_directory
 
 APP_PY = "def total(items):\n    return sum(items)\n"
@@ -188,3 +189,86 @@ def test_the_policy_names_the_patch_paths_to_validate(root: Path) -> None:
         [],
         [{"path": "config.json", "language": "json", "parser": "json", "ok": True}],
     ]
+
+
+# --- the write tool --------------------------------------------------------------------
+
+
+def write(path: str, content: str, *, validate: bool = True) -> WriteRequest:
+    return WriteRequest(path, content, validate=validate)
+
+
+def test_a_write_that_would_not_parse_writes_nothing(root: Path) -> None:
+    result = apply_in_directory(root, write("config.json", '{\n  "name": "app",\n}\n'))
+    assert result.status == "validation_failed"
+    assert result.exit_code == 1
+    assert result.validation == {
+        "path": "config.json",
+        "language": "json",
+        "parser": "json",
+        "ok": False,
+        "errors": [
+            {
+                "line": 3,
+                "column": 1,
+                "message": "Expecting property name enclosed in double quotes",
+                "text": "}",
+            }
+        ],
+    }
+    assert result.error is not None
+    assert result.error.startswith("the write would leave config.json unparseable")
+    assert result.hint is not None and "config.json was not changed" in result.hint
+    assert (root / "config.json").read_text() == CONFIG_JSON
+
+
+def test_a_write_that_parses_is_written_and_says_what_was_checked(root: Path) -> None:
+    result = apply_in_directory(root, write("src/app.py", "def total(items):\n    return 0\n"))
+    assert result.status == "applied"
+    assert result.validation == {
+        "path": "src/app.py",
+        "language": "python",
+        "parser": "compile",
+        "ok": True,
+    }
+    assert (root / "src" / "app.py").read_text() == "def total(items):\n    return 0\n"
+
+
+def test_a_new_file_written_is_validated(root: Path) -> None:
+    result = apply_in_directory(root, write("src/new.py", "def f(:\n    pass\n"))
+    assert result.status == "validation_failed"
+    assert result.validation is not None and result.validation["errors"][0]["line"] == 1
+    assert not (root / "src" / "new.py").exists()
+
+
+def test_a_write_keeps_the_old_errors_of_a_broken_file(root: Path) -> None:
+    """Only the errors the write introduces count, as for an edit."""
+    broken = '{\n  "a": 1,\n  "b": 2,\n}\n'  # a trailing comma
+    (root / "config.json").write_text(broken)
+    result = apply_in_directory(root, write("config.json", broken.replace('"a": 1', '"a": 3')))
+    assert result.status == "applied"
+    assert result.validation is not None
+    assert (result.validation["ok"], result.validation["preexisting_errors"]) == (True, 1)
+
+
+def test_a_write_without_validation_and_of_an_unknown_kind(root: Path) -> None:
+    plain = apply_in_directory(root, write("config.json", "{", validate=False))
+    assert (plain.status, plain.validation) == ("applied", None)
+    assert (root / "config.json").read_text() == "{"
+    unknown = apply_in_directory(root, write("notes.xyz", "((("))
+    assert unknown.status == "applied"
+    assert unknown.validation == {"path": "notes.xyz", "skipped": "no parser for .xyz files"}
+
+
+def test_the_policy_validates_the_writes_of_its_paths(root: Path) -> None:
+    policy = Policy(validate=("*.json",))
+    refused = apply_in_directory(root, write("config.json", "{", validate=False), policy=policy)
+    assert refused.status == "validation_failed"
+    assert (root / "config.json").read_text() == CONFIG_JSON
+    other = apply_in_directory(root, write("src/app.py", "(", validate=False), policy=policy)
+    assert (other.status, other.validation) == ("applied", None)
+
+
+def test_a_dry_run_write_validates_too(root: Path) -> None:
+    result = apply_in_directory(root, write("config.json", "{"), dry_run=True)
+    assert (result.status, result.dry_run) == ("validation_failed", True)

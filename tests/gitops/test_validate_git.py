@@ -147,3 +147,67 @@ def test_a_policy_added_in_the_session_turns_validation_on(tmp_path: Path) -> No
     assert refused["status"] == "validation_failed"
     # the policy file itself was committed as an external change
     assert [c["source"] for c in refused["commits"]] == ["external"]
+
+
+def write(path: str, content: str, **fields: Any) -> dict[str, Any]:
+    return {"tool": "write", "path": path, "content": content, **fields}
+
+
+def test_a_write_that_would_not_parse_commits_nothing(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    applier = applier_for(repo)
+    base = rev(repo, BRANCH)
+    result = apply(applier, write("config.json", '{\n  "name": "app",\n}\n', validate=True))
+    assert result["status"] == "validation_failed"
+    assert result["error"].startswith("the write would leave config.json unparseable")
+    [error] = result["validation"]["errors"]
+    assert (error["line"], error["column"], error["text"]) == (3, 1, "}")
+    assert result["commits"] == []
+    assert rev(repo, BRANCH) == base
+    worktree = Path(applier.session.worktree)
+    assert (worktree / "config.json").read_text() == CONFIG_JSON
+    assert porcelain(worktree) == ""
+
+
+def test_a_write_that_parses_records_the_check_in_its_note(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    applier = applier_for(repo)
+    result = apply(applier, write("config.json", '{"name": "web"}\n', validate=True))
+    assert result["status"] == "applied"
+    assert result["validation"] == {
+        "path": "config.json",
+        "language": "json",
+        "parser": "json",
+        "ok": True,
+    }
+    [info] = result["commits"]
+    note = note_of(repo, info["commit"])
+    assert note["tool"] == "write"
+    assert note["validation"] == [{"path": "config.json", "language": "json", "parser": "json"}]
+    assert git(repo, "show", f"{BRANCH}:config.json") == '{"name": "web"}\n'
+
+
+def test_a_new_file_written_of_an_unknown_kind_is_noted_as_not_validated(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    result = apply(applier_for(repo), write("more.xyz", "(((\n", validate=True))
+    assert result["status"] == "applied"
+    note = note_of(repo, result["commits"][0]["commit"])
+    assert note["validation"] == [{"path": "more.xyz", "skipped": "no parser for .xyz files"}]
+
+
+def test_the_policy_validates_the_writes_of_its_paths(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {**FILES, ".redline.toml": POLICY})
+    applier = applier_for(repo, with_policy=True)
+    base = rev(repo, BRANCH)
+    refused = apply(applier, write("src/app.py", "def total(items:\n"))
+    assert refused["status"] == "validation_failed"
+    assert rev(repo, BRANCH) == base
+    fine = apply(applier, write("src/app.py", "def total(items):\n    return 0\n"))
+    assert fine["status"] == "applied"
+    note = note_of(repo, fine["commits"][0]["commit"])
+    assert note["validation"] == [{"path": "src/app.py", "language": "python", "parser": "compile"}]
+    unnamed = apply(applier, write("config.json", "{"))  # not named by the policy
+    assert (unnamed["status"], unnamed["validation"]) == ("applied", None)
+    assert "validation" not in note_of(repo, unnamed["commits"][0]["commit"])

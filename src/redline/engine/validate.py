@@ -25,8 +25,11 @@ compared again with tree-sitter's grammar for the language, which reports every
 error (the report then names tree-sitter as its parser).
 
 The content before is parsed only when the content after has errors: a change
-that leaves the file parseable costs one parse, and for Python less after the
-first (the top-level parts that compiled are remembered: see ``_compiles_in_parts``).
+that leaves the file parseable costs one parse. For Python it costs less: the
+top-level parts the change touched are compiled alone, as they were and as they
+are, and what precedes them is scanned (``_python_adds_no_error``); when that
+proves nothing, the parts not compiled before in this process are
+(``_compiles_in_parts``), then the whole file.
 The parsers load on first use (tree-sitter and PyYAML only for a file of their
 kind). Callers: an edit (engine.edit, ``EditRequest.validate``), each file of a
 patch group (engine.patch.validate_groups); a refused change's result is
@@ -38,6 +41,7 @@ import __future__
 
 import hashlib
 import re
+import sys
 import threading
 import warnings
 from collections import Counter
@@ -108,7 +112,8 @@ class SyntaxProblem:
 class Validation:
     """What validating one file found. ``errors`` are the errors the change introduced
     (the first :data:`REPORTED`); ``preexisting`` counts the errors the file already had
-    that are still there; ``skipped`` says why the file was not validated."""
+    that are still there (counted when the file was parsed whole); ``skipped`` says why
+    the file was not validated."""
 
     path: str
     language: str | None = None
@@ -173,6 +178,9 @@ class Language:
     errors: Callable[[bytes], list[SyntaxProblem]]  # every error the parser reports
     # The tree-sitter grammar that looks past the first error of a parser that stops there.
     past_first: str | None = None
+    # Proves, for less than a whole parse, that a change (the content before, after) adds
+    # no error; False: not proved, so the whole file is parsed.
+    adds_no_error: Callable[[bytes, bytes], bool] | None = None
 
 
 def language_for(path: str) -> Language | None:
@@ -199,6 +207,9 @@ def validate(path: str, before: bytes | None, after: bytes) -> Validation:
     language = language_for(path)
     if language is None:
         return Validation(path, skipped=skipped_reason(path))
+    proves = language.adds_no_error
+    if before is not None and proves is not None and proves(before, after):
+        return Validation(path, language.name, language.parser)
     try:
         found = language.errors(after)
     except FileFormatError as exc:
@@ -330,9 +341,12 @@ def _python(data: bytes) -> list[SyntaxProblem]:
 # inside a string or a bracket leaves a part that does not compile, and then the whole
 # file is compiled as one. The first part's ``from __future__`` imports apply to every
 # part, and one in a later part (an error in the file, not in the part) means the whole
-# file is compiled.
+# file is compiled. The compiler's checks are each within one top-level statement but for
+# one: a ``global`` statement at module level is checked against the module's other
+# statements, so a file with a ``global`` statement is compiled whole.
 _PART = re.compile(r"^(?:def|class|async[ \t]+def)[ \t]|^@", re.M)
 _FUTURE = re.compile(r"^from[ \t]+__future__[ \t]+import[ \t]+\(?([\w \t,\\\n]+)", re.M)
+_GLOBAL = re.compile(r"\bglobal\b")
 _KNOWN_PARTS = 50_000
 _known: dict[bytes, None] = {}  # digests of parts that compiled, oldest first
 
@@ -343,20 +357,135 @@ def _compiles_in_parts(text: str) -> bool:
     parts = _parts(text)
     if len(parts) < 2 or any("__future__" in part for part in parts[1:]):
         return False
+    if _has_global(text):
+        return False
     flags = _future_flags(parts[0])
-    salt = flags.to_bytes(8, "little")
-    for part in parts:
-        digest = hashlib.blake2b(salt + part.encode("utf-8", "surrogatepass"), digest_size=16)
-        key = digest.digest()
-        if key in _known:
-            continue
-        try:
-            compile(part, "<edit>", "exec", flags=flags, dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+    return all(_part_compiles(part, flags) for part in parts)
+
+
+def _has_global(text: str) -> bool:
+    """Might ``text`` hold a ``global`` statement? The word where a statement can begin: at
+    the start of a line, or after a ``;`` or a ``:`` (in comments and strings too)."""
+    if "global" not in text:
+        return False
+    for found in _GLOBAL.finditer(text):
+        before = text[text.rfind("\n", 0, found.start()) + 1 : found.start()].rstrip(" \t\f")
+        if not before or before.endswith((";", ":")):
+            return True
+    return False
+
+
+def _part_compiles(part: str, flags: int) -> bool:
+    """``part`` compiles alone with ``flags`` (remembered when it does). The caller holds
+    ``_COMPILING`` and ignores warnings."""
+    digest = hashlib.blake2b(flags.to_bytes(8, "little"), digest_size=16)
+    digest.update(part.encode("utf-8", "surrogatepass"))
+    key = digest.digest()
+    if key in _known:
+        return True
+    try:
+        compile(part, "<edit>", "exec", flags=flags, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    _known[key] = None
+    if len(_known) > _KNOWN_PARTS:
+        del _known[next(iter(_known))]
+    return True
+
+
+# A change that adds no error, proved without compiling the whole file (a process that has
+# not validated the file before, such as each embedded ``redline apply``, would otherwise
+# compile all of it). The file before and after is cut into parts (above); the parts the
+# change did not touch are the same at the start (P) and the end (S): before = P + M + S,
+# after = P + M' + S. When
+#   - the parts of M and of M' each compile alone (so each ends with every string, bracket
+#     and block closed), with the same ``__future__`` flags before and after, and no
+#     ``__future__`` import past the first part;
+#   - P ends at the top level: not in a string or brackets, not on a continued line (a
+#     scan of P's strings, comments and brackets: ``_ends_at_top_level``);
+#   - the file has no ``global`` statement (see above);
+#   - M' or S is not empty (a part begins with ``def``, ``class`` or ``@``, which can
+#     follow whatever P ends with; the end of the file cannot follow a decorator);
+# then S is read after M' as it was after M, so the errors of the file after the change
+# are those P and S had before: none is introduced (the report is ``ok``). When a
+# condition fails, the file is parsed whole as usual.
+_LEXEMES = re.compile(
+    r"#[^\r\n]*+"
+    r"|'''(?:[^'\\]++|\\.|'(?!''))*+'''"
+    r'|"""(?:[^"\\]++|\\.|"(?!""))*+"""'
+    r"|'(?:[^'\\\r\n]++|\\.)*+'"
+    r'|"(?:[^"\\\r\n]++|\\.)*+"',
+    re.S,
+)
+_NOT_BRACKET = re.compile(r"[^][(){}]++")
+_PAIR = re.compile(r"\(\)|\[\]|\{\}")
+_NESTING = 200  # bracket depth past which a prefix is not scanned
+# Since 3.12 an f-string's replacement fields may hold its own quotes, which the scan
+# would take for the string's end: such a string leaves an opening brace unclosed.
+_FSTRING = re.compile(r"(?<![\w])(?:[rRbB]?[fF]|[fF][rRbB])(?=['\"])")
+_NESTED_QUOTES = sys.version_info >= (3, 12)
+
+
+def _python_adds_no_error(before: bytes, after: bytes) -> bool:
+    """Does the change from ``before`` to ``after`` provably add no error (see above)?"""
+    try:
+        old, new = _text(before), _text(after)
+    except FileFormatError:
+        return False
+    a, b = _parts(new), _parts(old)
+    same = min(len(a), len(b))
+    start = 0
+    while start < same and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < same - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    changed, was = a[start : len(a) - end], b[start : len(b) - end]
+    if sum(map(len, changed)) + sum(map(len, was)) > len(new) // 2:
+        return False  # most of the file changed: compiling it whole costs less
+    if not changed and not end:
+        return False  # the file now ends with P, which may end with a decorator
+    later = 1 if start == 0 else 0  # the first part, when changed, may import from __future__
+    if any("__future__" in part for part in (*changed[later:], *was[later:])):
+        return False
+    if _has_global(new):
+        return False
+    flags = _future_flags(a[0])
+    if flags != _future_flags(b[0]):
+        return False
+    with _COMPILING, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if not all(_part_compiles(part, flags) for part in (*changed, *was)):
             return False
-        _known[key] = None
-        if len(_known) > _KNOWN_PARTS:
-            del _known[next(iter(_known))]
+    return _ends_at_top_level(new[: sum(map(len, a[:start]))])
+
+
+def _ends_at_top_level(text: str) -> bool:
+    """Does Python code ``text`` end outside any string, bracket or continued line? False
+    also when the scan cannot tell (a quote it cannot pair, brackets that do not pair)."""
+    code = _LEXEMES.sub(" ", text)
+    if "'" in code or '"' in code or code.rstrip("\r\n").endswith("\\"):
+        return False
+    if _NESTED_QUOTES and not _fstrings_close(text):
+        return False
+    brackets = _NOT_BRACKET.sub("", code)
+    for _ in range(_NESTING):
+        if not brackets:
+            return True
+        brackets, paired = _PAIR.subn("", brackets)
+        if not paired:
+            return False
+    return False
+
+
+def _fstrings_close(text: str) -> bool:
+    for found in _FSTRING.finditer(text):
+        string = _LEXEMES.match(text, found.end())
+        if string is None:
+            return False
+        body = string.group().replace("{{", "").replace("}}", "")
+        if body.count("{") != body.count("}"):
+            return False
     return True
 
 
@@ -528,7 +657,7 @@ def _unexpected(node: tree_sitter.Node, source: bytes) -> str:
 
 
 def _languages() -> dict[str, Language]:
-    python = Language("python", "compile", _python, "python")
+    python = Language("python", "compile", _python, "python", _python_adds_no_error)
     yaml = Language("yaml", "pyyaml", _yaml, "yaml")
     table = {
         ".py": python,

@@ -220,20 +220,21 @@ class Service:
         if isinstance(request, EditRequest):
             self._hints.setdefault(name, FailureHints()).observe(request.path, turn, result)
         answer = result.to_dict()
-        if not dry_run and result.status in outcomes.RECORDED:
-            self._record_outcome(name, request_obj, answer)
+        if not dry_run and result.status != "applied":
+            self._record_outcomes(name, request_obj, answer)
         return answer
 
-    def _record_outcome(self, name: str, request: Any, answer: dict[str, Any]) -> None:
-        """Note a refused request in the session's outcome log (``redline stats`` reads
-        it); a log that cannot be written is a line in the daemon's log, never a failure."""
+    def _record_outcomes(self, name: str, request: Any, answer: dict[str, Any]) -> None:
+        """Note a refused request (or a patch's refused file groups) in the session's
+        outcome log (``redline stats`` reads it); a log that cannot be written is a line
+        in the daemon's log, never a failure."""
         try:
-            problem = outcomes.record(self.layout, outcomes.entry(name, request, answer))
+            for line in outcomes.entries(name, request, answer):
+                problem = outcomes.record(self.layout, line)
+                if problem is not None:
+                    log.warning("session %s: outcome not recorded: %s", name, problem)
         except Exception:
             log.exception("session %s: could not record a %s outcome", name, answer["status"])
-            return
-        if problem is not None:
-            log.warning("session %s: outcome not recorded: %s", name, problem)
 
     def when_quiet(self) -> None:
         """Idle-time upkeep: roll up packs, import the tolerant tiers' libraries (once),

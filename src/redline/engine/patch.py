@@ -164,11 +164,22 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def _report(group: GroupPlan) -> GroupReport:
+    validation = [v.to_json() for v in group.validation]
+    if group.ok:
+        return GroupReport(list(group.paths), list(group.operations), None, validation)
+    status = (
+        "rejected" if group.rejected else "validation_failed" if group.unparseable else "failed"
+    )
+    matched = [h.evidence for h in group.hunks]
+    weakest = min(matched, key=lambda e: e.confidence) if matched else None
     return GroupReport(
         list(group.paths),
         list(group.operations),
         group.error,
-        [v.to_json() for v in group.validation],
+        validation,
+        status,
+        weakest.match_type if weakest is not None else None,
+        weakest.confidence if weakest is not None else None,
     )
 
 

@@ -81,6 +81,7 @@ class GroupPlan:
     hunks: list[PathEvidence] = field(default_factory=list)
     cleaned: Counter[str] = field(default_factory=Counter)
     validation: list[Validation] = field(default_factory=list)  # its files', when asked for
+    rejected: bool = False  # not applied because the guard's policy refuses it (git mode)
 
     @property
     def ok(self) -> bool:

@@ -49,6 +49,11 @@ class GroupReport:
     operations: list[str]
     reason: str | None = None
     validation: list[dict[str, Any]] = field(default_factory=list)  # per file, when asked for
+    # Not applied: the status the group would have on its own ("validation_failed",
+    # "rejected" or "failed"), and how its weakest hunk matched (None: it did not).
+    status: str | None = None
+    match_type: str | None = None
+    confidence: float | None = None
 
 
 @dataclass(frozen=True)

@@ -511,6 +511,7 @@ class SessionApplier:
                     refused.flags = verdict
                     return refused, []
                 plan_group.error = _rejection(verdict)
+                plan_group.rejected = True
                 rejected = True
                 continue
             edit = secrets.token_hex(6)

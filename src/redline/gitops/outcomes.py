@@ -67,6 +67,29 @@ def entry(
     }
 
 
+def entries(
+    session: str, request: Any, result: Mapping[str, Any], time: str | None = None
+) -> list[dict[str, Any]]:
+    """The log lines a request's answer gives: one for a refused request, one for each
+    refused file group of a patch that was partly applied (or failed for mixed reasons)."""
+    status = result.get("status")
+    if status in RECORDED:
+        return [entry(session, request, result, time)]
+    lines = []
+    for group in result.get("not_applied") or []:
+        if not isinstance(group, Mapping) or group.get("status") not in RECORDED:
+            continue
+        paths = group.get("paths") or []
+        refused = {
+            "status": group["status"],
+            "match_type": group.get("match_type"),
+            "confidence": group.get("confidence"),
+            "path": paths[0] if len(paths) == 1 else None,
+        }
+        lines.append(entry(session, request, refused, time))
+    return lines
+
+
 def _evidence(result: Mapping[str, Any]) -> tuple[str | None, float | None]:
     """The match a refused request had: its own, else its least confident span or hunk."""
     if result.get("match_type") is not None:

@@ -15,7 +15,7 @@ shared: CPU time is what validation itself costs):
   parseable, in a process that has not validated the file before (each
   embedded ``redline apply`` process; the first edit of a file in the daemon):
   Python compiles the top-level part the edit changed, as it was and as it is,
-  and scans the text before it (``engine.validate._python_adds_no_error``);
+  and scans the text before it (``engine.pysyntax.adds_no_error``);
   tree-sitter parses the new content whole;
 - ``validated before``: the same edit where the file's previous content was
   validated in this process (the daemon, a ``--jsonl`` stream): the part as it

@@ -295,7 +295,7 @@ MODULE = (
 
 
 def test_an_edit_of_a_file_validated_before_compiles_only_the_part_it_changed() -> None:
-    from redline.engine import validate as module
+    from redline.engine import pysyntax as module
 
     module.forget_compiled_parts()
     assert not validate("m.py", None, MODULE.encode()).failed
@@ -364,7 +364,7 @@ def test_compiling_in_parts_agrees_with_compiling_whole(
     source: int, where: float, slip: str, cut: int
 ) -> None:
     """A slip anywhere in a real module: the parts say it compiles only when it does."""
-    from redline.engine import validate as module
+    from redline.engine import pysyntax as module
 
     text = SOURCES[source]
     at = int(where * len(text))
@@ -381,7 +381,7 @@ def test_compiling_in_parts_agrees_with_compiling_whole(
 def test_a_first_validation_compiles_only_the_parts_the_change_touched() -> None:
     """A process that has not validated the file (each embedded ``redline apply``) compiles
     the changed part as it was and as it is, not the whole file."""
-    from redline.engine import validate as module
+    from redline.engine import pysyntax as module
 
     module.forget_compiled_parts()
     text = MODULE + "".join(f"\n\ndef more_{i}() -> int:\n    return {i}\n" for i in range(20))
@@ -394,7 +394,7 @@ def test_a_first_validation_compiles_only_the_parts_the_change_touched() -> None
         "ok": True,
     }
     assert len(module._known) == 2  # `first` before and after the change
-    assert module._python_adds_no_error(text.encode(), changed.encode())
+    assert module.adds_no_error(text.encode(), changed.encode())
 
 
 @pytest.mark.parametrize(
@@ -421,10 +421,10 @@ def test_a_first_validation_compiles_only_the_parts_the_change_touched() -> None
     ],
 )
 def test_a_change_the_parts_alone_would_pass_is_still_refused(before: str, after: str) -> None:
-    from redline.engine import validate as module
+    from redline.engine import pysyntax as module
 
     assert _compiles(before) and not _compiles(after)
-    assert not module._python_adds_no_error(before.encode(), after.encode())
+    assert not module.adds_no_error(before.encode(), after.encode())
     assert validate("a.py", before.encode(), after.encode()).failed
 
 
@@ -452,7 +452,7 @@ def test_a_module_level_global_is_compiled_with_the_rest_of_the_file() -> None:
     ],
 )
 def test_the_scan_of_what_precedes_a_change(text: str, top: bool) -> None:
-    from redline.engine.validate import _ends_at_top_level
+    from redline.engine.pysyntax import _ends_at_top_level
 
     assert _ends_at_top_level(text) is top
 
@@ -518,7 +518,7 @@ def test_a_change_of_a_file_that_compiles_is_refused_exactly_when_it_does_not_co
 ) -> None:
     """No false pass, no false refusal: from a file that compiles, the report fails exactly
     when the changed file does not compile, proved in parts or not."""
-    from redline.engine.validate import _python_adds_no_error
+    from redline.engine.pysyntax import adds_no_error as _python_adds_no_error
 
     before = CHANGE_SOURCES[source]
     at = int(where * len(before))
@@ -541,7 +541,7 @@ def test_a_change_proved_harmless_leaves_a_file_that_compiled_compiling(
     source: int, first_at: float, first: str, second_at: float, second: str
 ) -> None:
     """Two slips: the first makes the file before (often broken), the second the change."""
-    from redline.engine.validate import _python_adds_no_error
+    from redline.engine.pysyntax import adds_no_error as _python_adds_no_error
 
     text = CHANGE_SOURCES[source]
     at = int(first_at * len(text))
@@ -565,7 +565,7 @@ def test_whole_parts_taken_away_repeated_or_moved(
 ) -> None:
     """Changes of whole top-level parts (the first and last ones often): no false pass,
     no false refusal."""
-    from redline.engine.validate import _parts
+    from redline.engine.pysyntax import _parts
 
     before = CHANGE_SOURCES[source]
     parts = _parts(before)
@@ -593,7 +593,7 @@ def test_the_scan_agrees_with_the_tokenizer_at_every_part_boundary(
     import io
     import tokenize
 
-    from redline.engine.validate import _ends_at_top_level, _parts
+    from redline.engine.pysyntax import _ends_at_top_level, _parts
 
     text = CHANGE_SOURCES[source]
     at = int(where * len(text))

@@ -27,9 +27,8 @@ error (the report then names tree-sitter as its parser).
 The content before is parsed only when the content after has errors: a change
 that leaves the file parseable costs one parse. For Python it costs less: the
 top-level parts the change touched are compiled alone, as they were and as they
-are, and what precedes them is scanned (``_python_adds_no_error``); when that
-proves nothing, the parts not compiled before in this process are
-(``_compiles_in_parts``), then the whole file.
+are, and what precedes them is scanned; when that proves nothing, the parts
+not compiled before in this process are, then the whole file (engine.pysyntax).
 The parsers load on first use (tree-sitter and PyYAML only for a file of their
 kind). Callers: an edit (engine.edit, ``EditRequest.validate``), each file of a
 patch group (engine.patch.validate_groups); a refused change's result is
@@ -37,28 +36,24 @@ patch group (engine.patch.validate_groups); a refused change's result is
 """
 
 from __future__ import annotations
-import __future__
 
-import hashlib
 import re
-import sys
-import threading
-import warnings
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from redline.engine.errors import FileFormatError
+from redline.engine.pysyntax import adds_no_error, forget_compiled_parts, python_errors
 from redline.engine.result import Result
+from redline.engine.syntax import TEXT_LIMIT, SyntaxProblem, line_text, source_text
 
 if TYPE_CHECKING:
     import tree_sitter
 
 REPORTED = 5  # errors a report lists
 _SCANNED = 1000  # errors read from one tree, at most
-_TEXT_LIMIT = 200  # characters of an offending line a report shows
 
 # File extensions read with tree-sitter, by the grammar's name in tree-sitter-language-pack.
 TREE_SITTER: dict[str, tuple[str, ...]] = {
@@ -87,25 +82,6 @@ TREE_SITTER: dict[str, tuple[str, ...]] = {
 _JSONC_NAMES = re.compile(
     r"(?:^|/)(?:tsconfig[^/]*|jsconfig[^/]*|\.vscode/[^/]*|devcontainer)\.json$"
 )
-
-
-@dataclass(frozen=True)
-class SyntaxProblem:
-    """One parse error: 1-based line and column (in characters), the parser's message,
-    and the offending line's text."""
-
-    line: int
-    column: int
-    message: str
-    text: str
-    kind: str = field(default="", compare=False)  # what the comparison keys on (module doc)
-
-    def key(self) -> tuple[str, str]:
-        return (self.kind or _normalised(self.message), self.text.strip())
-
-    def to_json(self) -> dict[str, Any]:
-        return {"line": self.line, "column": self.column, "message": self.message,
-                "text": self.text}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -277,259 +253,19 @@ def refusal(report: Validation, matched: Result | None = None, change: str = "ed
     return result
 
 
-# --- reading the text ----------------------------------------------------------------
-
-
-def _text(data: bytes) -> str:
-    """The file's text (UTF-8 first; other encodings as the engine reads them)."""
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        from redline.engine.decode import decode
-
-        return decode(data).text  # FileFormatError when it is not text
-
-
-def _line(text: str, number: int) -> str:
-    """Line ``number`` (1-based) of ``text`` without its ending, clipped; '' past the end."""
-    lines = text.split("\n")
-    if not 1 <= number <= len(lines):
-        return ""
-    line = lines[number - 1].rstrip("\r")
-    return line if len(line) <= _TEXT_LIMIT else line[:_TEXT_LIMIT] + "…"
-
-
-_LINE_NUMBER = re.compile(r"\bline \d+")
-
-
-def _normalised(message: str) -> str:
-    return _LINE_NUMBER.sub("line N", message)
-
-
-# --- Python ----------------------------------------------------------------------------
-
-# compile() reports some problems as warnings (an invalid escape sequence); they are not
-# errors, and the warnings filters are process-wide: one compile at a time changes them.
-_COMPILING = threading.Lock()
-
-
-def _python(data: bytes) -> list[SyntaxProblem]:
-    text = _text(data)
-    try:
-        with _COMPILING, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if _compiles_in_parts(text):
-                return []
-            compile(text, "<edit>", "exec", dont_inherit=True)
-    except SyntaxError as exc:  # IndentationError and TabError too
-        line = exc.lineno or 1
-        column = exc.offset or 1
-        return [SyntaxProblem(line, max(column, 1), exc.msg, _line(text, line))]
-    except ValueError as exc:  # NUL bytes in the source
-        return [SyntaxProblem(1, 1, str(exc), _line(text, 1))]
-    except (RecursionError, MemoryError):
-        return [SyntaxProblem(1, 1, "too deeply nested to compile", _line(text, 1))]
-    return []
-
-
-# A file compiles when each of its top-level parts compiles alone, and the parts known to
-# compile are remembered: an edit of a file validated before compiles one part, not all.
-#
-# The parts begin at column-0 ``def``, ``async def``, ``class`` and decorator lines (a
-# decorated definition stays whole). A part that compiles alone ends with every bracket,
-# string and block closed, so the whole file reads as its parts do; a boundary that falls
-# inside a string or a bracket leaves a part that does not compile, and then the whole
-# file is compiled as one. The first part's ``from __future__`` imports apply to every
-# part, and one in a later part (an error in the file, not in the part) means the whole
-# file is compiled. The compiler's checks are each within one top-level statement but for
-# one: a ``global`` statement at module level is checked against the module's other
-# statements, so a file with a ``global`` statement is compiled whole.
-_PART = re.compile(r"^(?:def|class|async[ \t]+def)[ \t]|^@", re.M)
-_FUTURE = re.compile(r"^from[ \t]+__future__[ \t]+import[ \t]+\(?([\w \t,\\\n]+)", re.M)
-_GLOBAL = re.compile(r"\bglobal\b")
-_KNOWN_PARTS = 50_000
-_known: dict[bytes, None] = {}  # digests of parts that compiled, oldest first
-
-
-def _compiles_in_parts(text: str) -> bool:
-    """Every top-level part of ``text`` compiles alone (see above); False when one does not,
-    or the file is not made of parts (then the caller compiles it whole)."""
-    parts = _parts(text)
-    if len(parts) < 2 or any("__future__" in part for part in parts[1:]):
-        return False
-    if _has_global(text):
-        return False
-    flags = _future_flags(parts[0])
-    return all(_part_compiles(part, flags) for part in parts)
-
-
-def _has_global(text: str) -> bool:
-    """Might ``text`` hold a ``global`` statement? The word where a statement can begin: at
-    the start of a line, or after a ``;`` or a ``:`` (in comments and strings too)."""
-    if "global" not in text:
-        return False
-    for found in _GLOBAL.finditer(text):
-        before = text[text.rfind("\n", 0, found.start()) + 1 : found.start()].rstrip(" \t\f")
-        if not before or before.endswith((";", ":")):
-            return True
-    return False
-
-
-def _part_compiles(part: str, flags: int) -> bool:
-    """``part`` compiles alone with ``flags`` (remembered when it does). The caller holds
-    ``_COMPILING`` and ignores warnings."""
-    digest = hashlib.blake2b(flags.to_bytes(8, "little"), digest_size=16)
-    digest.update(part.encode("utf-8", "surrogatepass"))
-    key = digest.digest()
-    if key in _known:
-        return True
-    try:
-        compile(part, "<edit>", "exec", flags=flags, dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    _known[key] = None
-    if len(_known) > _KNOWN_PARTS:
-        del _known[next(iter(_known))]
-    return True
-
-
-# A change that adds no error, proved without compiling the whole file (a process that has
-# not validated the file before, such as each embedded ``redline apply``, would otherwise
-# compile all of it). The file before and after is cut into parts (above); the parts the
-# change did not touch are the same at the start (P) and the end (S): before = P + M + S,
-# after = P + M' + S. When
-#   - the parts of M and of M' each compile alone (so each ends with every string, bracket
-#     and block closed), with the same ``__future__`` flags before and after, and no
-#     ``__future__`` import past the first part;
-#   - P ends at the top level: not in a string or brackets, not on a continued line (a
-#     scan of P's strings, comments and brackets: ``_ends_at_top_level``);
-#   - the file has no ``global`` statement (see above);
-#   - M' or S is not empty (a part begins with ``def``, ``class`` or ``@``, which can
-#     follow whatever P ends with; the end of the file cannot follow a decorator);
-# then S is read after M' as it was after M, so the errors of the file after the change
-# are those P and S had before: none is introduced (the report is ``ok``). When a
-# condition fails, the file is parsed whole as usual.
-_LEXEMES = re.compile(
-    r"#[^\r\n]*+"
-    r"|'''(?:[^'\\]++|\\.|'(?!''))*+'''"
-    r'|"""(?:[^"\\]++|\\.|"(?!""))*+"""'
-    r"|'(?:[^'\\\r\n]++|\\.)*+'"
-    r'|"(?:[^"\\\r\n]++|\\.)*+"',
-    re.S,
-)
-_NOT_BRACKET = re.compile(r"[^][(){}]++")
-_PAIR = re.compile(r"\(\)|\[\]|\{\}")
-_NESTING = 200  # bracket depth past which a prefix is not scanned
-# Since 3.12 an f-string's replacement fields may hold its own quotes, which the scan
-# would take for the string's end: such a string leaves an opening brace unclosed.
-_FSTRING = re.compile(r"(?<![\w])(?:[rRbB]?[fF]|[fF][rRbB])(?=['\"])")
-_NESTED_QUOTES = sys.version_info >= (3, 12)
-
-
-def _python_adds_no_error(before: bytes, after: bytes) -> bool:
-    """Does the change from ``before`` to ``after`` provably add no error (see above)?"""
-    try:
-        old, new = _text(before), _text(after)
-    except FileFormatError:
-        return False
-    a, b = _parts(new), _parts(old)
-    same = min(len(a), len(b))
-    start = 0
-    while start < same and a[start] == b[start]:
-        start += 1
-    end = 0
-    while end < same - start and a[-1 - end] == b[-1 - end]:
-        end += 1
-    changed, was = a[start : len(a) - end], b[start : len(b) - end]
-    if sum(map(len, changed)) + sum(map(len, was)) > len(new) // 2:
-        return False  # most of the file changed: compiling it whole costs less
-    if not changed and not end:
-        return False  # the file now ends with P, which may end with a decorator
-    later = 1 if start == 0 else 0  # the first part, when changed, may import from __future__
-    if any("__future__" in part for part in (*changed[later:], *was[later:])):
-        return False
-    if _has_global(new):
-        return False
-    flags = _future_flags(a[0])
-    if flags != _future_flags(b[0]):
-        return False
-    with _COMPILING, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if not all(_part_compiles(part, flags) for part in (*changed, *was)):
-            return False
-    return _ends_at_top_level(new[: sum(map(len, a[:start]))])
-
-
-def _ends_at_top_level(text: str) -> bool:
-    """Does Python code ``text`` end outside any string, bracket or continued line? False
-    also when the scan cannot tell (a quote it cannot pair, brackets that do not pair)."""
-    code = _LEXEMES.sub(" ", text)
-    if "'" in code or '"' in code or code.rstrip("\r\n").endswith("\\"):
-        return False
-    if _NESTED_QUOTES and not _fstrings_close(text):
-        return False
-    brackets = _NOT_BRACKET.sub("", code)
-    for _ in range(_NESTING):
-        if not brackets:
-            return True
-        brackets, paired = _PAIR.subn("", brackets)
-        if not paired:
-            return False
-    return False
-
-
-def _fstrings_close(text: str) -> bool:
-    for found in _FSTRING.finditer(text):
-        string = _LEXEMES.match(text, found.end())
-        if string is None:
-            return False
-        body = string.group().replace("{{", "").replace("}}", "")
-        if body.count("{") != body.count("}"):
-            return False
-    return True
-
-
-def _parts(text: str) -> list[str]:
-    starts = [0]
-    for found in _PART.finditer(text):
-        at = found.start()
-        if at == 0:
-            continue
-        previous = text[text.rfind("\n", 0, at - 1) + 1 : at]
-        if not previous.startswith("@"):  # not the definition a decorator stands on
-            starts.append(at)
-    return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
-
-
-def _future_flags(first: str) -> int:
-    flags = 0
-    for names in _FUTURE.findall(first):
-        for name in re.split(r"[\s,\\()]+", names):
-            feature = getattr(__future__, name, None)
-            if isinstance(feature, __future__._Feature):
-                flags |= feature.compiler_flag
-    return flags
-
-
-def forget_compiled_parts() -> None:
-    """Forget which Python parts compiled (a bench measures a first validation with it)."""
-    with _COMPILING:
-        _known.clear()
-
-
 # --- JSON, TOML, YAML ------------------------------------------------------------------
 
 
 def _json(data: bytes) -> list[SyntaxProblem]:
     import json
 
-    text = _text(data)
+    text = source_text(data)
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
-        return [SyntaxProblem(exc.lineno, exc.colno, exc.msg, _line(text, exc.lineno))]
+        return [SyntaxProblem(exc.lineno, exc.colno, exc.msg, line_text(text, exc.lineno))]
     except RecursionError:
-        return [SyntaxProblem(1, 1, "too deeply nested to parse", _line(text, 1))]
+        return [SyntaxProblem(1, 1, "too deeply nested to parse", line_text(text, 1))]
     return []
 
 
@@ -541,21 +277,21 @@ _TOML_POSITION = re.compile(
 def _toml(data: bytes) -> list[SyntaxProblem]:
     import tomllib
 
-    text = _text(data)
+    text = source_text(data)
     try:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         found = _TOML_POSITION.match(str(exc))
         if found is None:
-            return [SyntaxProblem(1, 1, str(exc), _line(text, 1))]
+            return [SyntaxProblem(1, 1, str(exc), line_text(text, 1))]
         if found["line"] is not None:
             line, column = int(found["line"]), int(found["column"])
         else:  # at the end of the document: after its last character
             lines = text.split("\n")
             line, column = len(lines), len(lines[-1]) + 1
-        return [SyntaxProblem(line, column, found["reason"], _line(text, line))]
+        return [SyntaxProblem(line, column, found["reason"], line_text(text, line))]
     except RecursionError:
-        return [SyntaxProblem(1, 1, "too deeply nested to parse", _line(text, 1))]
+        return [SyntaxProblem(1, 1, "too deeply nested to parse", line_text(text, 1))]
     return []
 
 
@@ -568,7 +304,7 @@ def _yaml_loader() -> tuple[Any, Any]:
 
 def _yaml(data: bytes) -> list[SyntaxProblem]:
     yaml, loader = _yaml_loader()
-    text = _text(data)
+    text = source_text(data)
     try:
         for _ in yaml.compose_all(text, Loader=loader):
             pass
@@ -578,11 +314,11 @@ def _yaml(data: bytes) -> list[SyntaxProblem]:
         column = mark.column + 1 if mark is not None else 1
         problem = exc.problem or "invalid YAML"
         message = f"{exc.context}: {problem}" if exc.context else problem
-        return [SyntaxProblem(line, column, message, _line(text, line))]
+        return [SyntaxProblem(line, column, message, line_text(text, line))]
     except yaml.YAMLError as exc:  # a reader error: a character YAML does not allow
-        return [SyntaxProblem(1, 1, str(exc).split("\n")[0], _line(text, 1))]
+        return [SyntaxProblem(1, 1, str(exc).split("\n")[0], line_text(text, 1))]
     except RecursionError:
-        return [SyntaxProblem(1, 1, "too deeply nested to parse", _line(text, 1))]
+        return [SyntaxProblem(1, 1, "too deeply nested to parse", line_text(text, 1))]
     return []
 
 
@@ -600,7 +336,7 @@ def _tree_sitter(name: str) -> Callable[[bytes], list[SyntaxProblem]]:
     def errors(data: bytes) -> list[SyntaxProblem]:
         import tree_sitter
 
-        text = _text(data)
+        text = source_text(data)
         source = data if not data.startswith(b"\xef\xbb\xbf") else data[3:]
         if text.encode("utf-8", "surrogatepass") != source:  # not UTF-8: parse it as UTF-8
             source = text.encode("utf-8", "surrogatepass")
@@ -638,8 +374,8 @@ def _problem(node: tree_sitter.Node, lines: list[bytes], message: str, kind: str
     raw = lines[row] if row < len(lines) else b""
     column = len(raw[:byte_column].decode("utf-8", "replace")) + 1
     text = raw.decode("utf-8", "replace").rstrip("\r")
-    if len(text) > _TEXT_LIMIT:
-        text = text[:_TEXT_LIMIT] + "…"
+    if len(text) > TEXT_LIMIT:
+        text = text[:TEXT_LIMIT] + "…"
     return SyntaxProblem(row + 1, column, message, text, kind)
 
 
@@ -657,7 +393,7 @@ def _unexpected(node: tree_sitter.Node, source: bytes) -> str:
 
 
 def _languages() -> dict[str, Language]:
-    python = Language("python", "compile", _python, "python", _python_adds_no_error)
+    python = Language("python", "compile", python_errors, "python", adds_no_error)
     yaml = Language("yaml", "pyyaml", _yaml, "yaml")
     table = {
         ".py": python,
@@ -678,3 +414,17 @@ def _languages() -> dict[str, Language]:
 
 
 _BY_EXTENSION = _languages()
+
+
+__all__ = [
+    "REPORTED",
+    "TREE_SITTER",
+    "Language",
+    "SyntaxProblem",
+    "Validation",
+    "forget_compiled_parts",
+    "language_for",
+    "refusal",
+    "skipped_reason",
+    "validate",
+]

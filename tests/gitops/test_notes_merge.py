@@ -247,3 +247,33 @@ def test_a_broken_local_notes_ref_is_not_built_upon(
     with pytest.raises(CorruptNotes):
         merge_into(handle, theirs)
     assert (Path(handle.path) / NOTES_REF).read_text() == f"{blob}\n"
+
+
+def squash(*entries: dict[str, Any]) -> dict[str, Any]:
+    """A squash commit's note (``redline land --squash``): each edit's note under
+    ``squashed``, with the commit it came from."""
+    carried = [{k: v for k, v in e.items() if k != "schema"} for e in entries]
+    return note("sq", tool=notes.SQUASH_TOOL, operations=[], policy=None, squashed=carried)
+
+
+def test_approvals_of_a_squash_commits_edits_made_on_both_sides_are_all_kept(
+    repo: Path, commits: tuple[pygit2.Repository, list[pygit2.Oid]]
+) -> None:
+    handle, (x, _, _) = commits
+    base = commit_notes(handle, None, {x: squash(note("e1"), note("e2"))})
+    ours = commit_notes(handle, base, {x: squash(note("e1", ALICE), note("e2"))})
+    theirs = commit_notes(handle, base, {x: squash(note("e1"), note("e2", BOB))})
+    set_ref(handle, ours)
+
+    merged = merge_into(handle, theirs, "origin")
+
+    assert merged.how == "merged"
+    data = note_of(repo, str(x))
+    assert [a.to_json() for a in notes.approvals_of(data, "e1")] == [ALICE]
+    assert [a.to_json() for a in notes.approvals_of(data, "e2")] == [BOB]
+    assert [e["edit"] for e in notes.squashed(data)] == ["e1", "e2"]
+    # the same whichever side merges
+    set_ref(handle, theirs)
+    other = merge_into(handle, ours).tip
+    assert other is not None
+    assert notes.read_note(handle, x, at=other) == data

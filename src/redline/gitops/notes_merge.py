@@ -23,7 +23,7 @@ import pygit2
 
 from redline.gitops import refs
 from redline.gitops.errors import GitModeError, RefMoved
-from redline.gitops.notes import current, encode, notes_commit, notes_tree
+from redline.gitops.notes import current, encode, notes_commit, notes_tree, squashed
 from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.repo import NOTES_REF, signature
 from redline.gitops.trees import FILE, Entry, with_entries
@@ -122,7 +122,9 @@ def union(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
     "unknown") gives way to a note with the evidence. Two notes with different
     evidence (which redline never writes for one commit) keep the first in a
     stable order, flagged when either is, with the violations of both: a flag is
-    never lost in a merge. The result is the same whichever side is "ours".
+    never lost in a merge. A squash commit's note (``squashed``) is merged edit by
+    edit the same way: the approvals of each edit it carries sit in that edit's entry.
+    The result is the same whichever side is "ours".
     """
     approvals: dict[tuple[str, str], dict[str, Any]] = {}
     for side in (ours, theirs):
@@ -136,7 +138,22 @@ def union(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
     if second.get("source") != "unknown" or first.get("source") == "unknown":
         merged["policy"] = _stricter(first.get("policy"), second.get("policy"))
     merged["approvals"] = [approvals[k] for k in sorted(approvals, key=lambda k: (k[1], k[0]))]
+    if "squashed" in first or "squashed" in second:
+        merged["squashed"] = _union_squashed(squashed(first), squashed(second))
     return merged
+
+
+def _union_squashed(
+    first: list[dict[str, Any]], second: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The edits two notes of one squash commit carry, each edit's two entries merged by
+    :func:`union` (in ``first``'s order, then those only ``second`` has)."""
+    others = {str(e.get("edit")): e for e in second}
+    out = []
+    for entry in first:
+        other = others.pop(str(entry.get("edit")), None)
+        out.append(entry if other is None else union(entry, other))
+    return out + list(others.values())
 
 
 def _stricter(one: Any, other: Any) -> Any:

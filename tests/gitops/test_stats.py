@@ -8,6 +8,7 @@ outcome log's validation failures.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pygit2
 import pytest
 
 from gitmode_fixtures import git, make_repo
-from redline.gitops import outcomes
+from redline.gitops import notes, outcomes
 from redline.gitops.apply import SessionApplier
 from redline.gitops.errors import SessionError
 from redline.gitops.repo import main_repository
@@ -202,3 +203,18 @@ def test_an_unborn_or_detached_head(tmp_path: Path, repo: Path) -> None:
     handle, layout = main_repository(empty)
     assert isinstance(handle, pygit2.Repository)
     assert compute(handle, layout).edits == 0
+
+
+def test_a_squash_note_whose_carried_evidence_is_broken_is_skipped_as_unreadable(
+    repo: Path,
+) -> None:
+    squash_note = {
+        "schema": notes.SCHEMA, "edit": "sq", "request": "", "session": "s",
+        "tool": notes.SQUASH_TOOL, "model": None, "source": "land", "operations": [],
+        "policy": None, "approvals": [],
+        # a hand edit left one carried edit without its operations
+        "squashed": [{"edit": "e1", "session": "s", "source": "agent", "commit": "0" * 40}],
+    }  # fmt: skip
+    git(repo, "notes", "--ref=redline", "add", "-m", json.dumps(squash_note), "HEAD")
+    r = report(repo)
+    assert (r.unreadable, r.requests, r.edits) == (1, 0, 0)

@@ -383,24 +383,33 @@ def _read(repo: pygit2.Repository, blob_id: pygit2.Oid) -> dict[str, Any] | None
         return None
     if not isinstance(note, dict) or not str(note.get("schema", "")).startswith("redline.note/"):
         return None
+    carried = note.get("squashed", [])
+    if not isinstance(carried, list) or not all(isinstance(e, dict) for e in carried):
+        return None
+    if not all(_counts(entry) for entry in (note, *carried)):
+        return None
+    return note
+
+
+def _counts(note: dict[str, Any]) -> bool:
+    """Whether one edit's evidence (a note, or an edit a squash's note carries) has the
+    shape the figures read."""
     ops = note.get("operations")
     if not isinstance(ops, list) or not all(isinstance(op, dict) for op in ops):
-        return None
+        return False
     for op in ops:
         confidence = op.get("confidence")
         if confidence is not None and (
             isinstance(confidence, bool) or not isinstance(confidence, (int, float))
         ):
-            return None
+            return False
     policy = note.get("policy")
     if policy is not None and not isinstance(policy, dict):
-        return None
+        return False
     violations = (policy or {}).get("violations", [])
     if not isinstance(violations, list) or not all(isinstance(v, dict) for v in violations):
-        return None
-    if not isinstance(note.get("approvals", []), list):
-        return None
-    return note
+        return False
+    return isinstance(note.get("approvals", []), list)
 
 
 def _tips(repo: pygit2.Repository) -> list[pygit2.Oid]:

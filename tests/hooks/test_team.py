@@ -271,3 +271,15 @@ def test_a_fetch_lands_the_notes_where_git_log_shows_them(team: Team, tmp_path: 
     # by hand: nothing new to merge
     again = redline(fresh, "notes", "import", "--repo", str(fresh), check=True).stdout
     assert again.startswith("nothing new")
+
+
+def test_sync_without_push_says_the_remote_still_lacks_the_local_notes(team: Team) -> None:
+    f = flagged_edit(team.a)
+    out = redline(team.a, "notes", "sync", "--no-push", "--repo", str(team.a), check=True).stdout
+    assert origin_note(team.origin, f.commit) is None
+    assert "the same here and on origin" not in out
+    assert "not pushed (--no-push)" in out and "`redline notes sync origin`" in out
+    # once pushed, the two are the same
+    redline(team.a, "notes", "sync", "--repo", str(team.a), check=True)
+    out = redline(team.a, "notes", "sync", "--no-push", "--repo", str(team.a), check=True).stdout
+    assert out.strip() == "refs/notes/redline is the same here and on origin"

@@ -122,6 +122,7 @@ class Synced:
     fetched: bool  # the remote had notes
     merged: Merged | None
     pushed: bool
+    unpushed: bool = False  # the local notes hold what the remote lacks (push was not asked)
 
     def describe(self) -> str:
         parts = []
@@ -129,6 +130,11 @@ class Synced:
             parts.append(f"merged the notes of {self.remote} ({self.merged.how})")
         if self.pushed:
             parts.append(f"pushed {NOTES_REF} to {self.remote}")
+        if self.unpushed:
+            parts.append(
+                f"{self.remote} lacks notes this clone has, not pushed (--no-push); "
+                f"`redline notes sync {self.remote}` pushes them"
+            )
         if not parts:
             return f"{NOTES_REF} is the same here and on {self.remote}"
         text = "; ".join(parts)
@@ -158,8 +164,10 @@ def sync(repo: pygit2.Repository, remote: str, push: bool = True) -> Synced:
         if theirs is not None:
             merged = merge_into(repo, theirs, remote)
         mine = current(repo)
-        if not push or mine is None or mine == theirs:
+        if mine is None or mine == theirs:
             return Synced(remote, fetched, merged, False)
+        if not push:
+            return Synced(remote, fetched, merged, False, unpushed=True)
         if _push(repo, remote, mine):
             repo.references.create(tracking, mine, force=True)
             return Synced(remote, fetched, merged, True)

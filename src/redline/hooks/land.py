@@ -31,9 +31,11 @@ from redline.gitops import journal, landing, notes
 from redline.gitops.errors import SessionError
 from redline.gitops.repo import BRANCH_PREFIX, Layout
 from redline.hooks import ledger as ledgers
-from redline.hooks.config import PolicyError, policy_from_tree, stricter_policy
-from redline.hooks.evidence import Missing, missing_evidence
-from redline.hooks.guard import Blocked, Unreadable, blocked, describe, unreadable_notes
+from redline.hooks import stages
+from redline.hooks.config import PolicyError, policy_from_tree
+from redline.hooks.evidence import Missing
+from redline.hooks.gate import judge
+from redline.hooks.guard import Blocked, Unreadable, describe
 
 SETTLE_WAIT = 5.0  # seconds to wait for a request of the session being published
 
@@ -153,14 +155,8 @@ def check(repo: pygit2.Repository, plan: landing.Plan) -> None:
             f"{exc.where}: {exc.problem}. Fix {exc.file} in the session (the README's Guard "
             "section shows the format), then land again"
         ) from None
-    head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit).tree
-    policy = stricter_policy(
-        repo, [(head, "in HEAD"), (plan.parent, f"in {plan.branch}"), (plan.tree, f"in {label}")]
-    )
-    entries = ledgers.load(repo)
-    found = blocked(repo, entries, policy, plan.parent, plan.tree)
-    unreadable = unreadable_notes(repo, entries, plan.parent, plan.tree)
-    missing = missing_evidence(repo, entries, plan.commits, plan.parent, plan.tree)
-    if found or unreadable or missing:
-        said = describe(found, unreadable, missing, again="land")
-        raise LandRefused(said, found, unreadable, missing)
+    change = stages.Change(label, plan.parent, plan.tree, (plan.tip,), (plan.old,))
+    found = judge(repo, ledgers.load(repo), [change])
+    if not found.ok:
+        said = describe(found.blocked, found.unreadable, found.missing, again="land")
+        raise LandRefused(said, found.blocked, found.unreadable, found.missing)

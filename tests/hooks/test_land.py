@@ -476,3 +476,20 @@ def test_stats_count_a_squashed_edit_once_and_after_its_session_is_gone(
     redline(flagged.repo, "session", "close", "s", "--repo", str(flagged.repo), "--force")
     run_git(flagged.repo, "branch", "-D", "redline/s")
     assert fuzzy_row() == {"edits": 1, "flagged": 1, "approved": 1}
+
+
+def test_a_git_command_that_hangs_is_stopped_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git run in the user's worktree that does not finish (a hook waiting for input)
+    is stopped; the error names it and what to check, never a traceback."""
+    monkeypatch.setattr(landing, "GIT_TIMEOUT", 0.2)
+    hook = tmp_path / "hooks" / "slow"
+    hook.parent.mkdir()
+    hook.write_text("#!/bin/sh\nsleep 5\n")
+    hook.chmod(0o755)
+    with pytest.raises(landing.LandError) as caught:
+        landing._git(tmp_path, {"PATH": "/usr/bin:/bin"}, "-c", f"alias.slow=!{hook}", "slow")
+    message = str(caught.value)
+    assert "did not finish within 0.2 s and was stopped" in message
+    assert "`git status` and `git log -1`" in message

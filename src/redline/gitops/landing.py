@@ -45,6 +45,7 @@ MERGE = "merge"
 SQUASH = "squash"
 FAST_FORWARD = "fast-forward"
 _SHOWN = 10  # paths named in a refusal
+GIT_TIMEOUT = 600.0  # seconds a git command in the user's worktree may take
 
 
 class LandError(GitModeError):
@@ -296,12 +297,19 @@ def _git(cwd: Path, env: Mapping[str, str], *args: str) -> subprocess.CompletedP
             capture_output=True,
             text=True,
             errors="replace",
-            timeout=600,
+            timeout=GIT_TIMEOUT,
         )
     except OSError as exc:
         raise LandError(
             f"cannot run git in {cwd} ({exc.strerror or exc}); redline lands on a checked-out "
             "branch with git itself: install git, or land on another branch with --into"
+        ) from None
+    except subprocess.TimeoutExpired:
+        raise LandError(
+            f"`git {' '.join(args[:2])}` in {cwd} did not finish within {GIT_TIMEOUT:g} s and "
+            "was stopped (a hook of yours, post-merge say, may be waiting for input); check "
+            "`git status` and `git log -1` there to see whether the branch moved, then land "
+            "again if it did not"
         ) from None
 
 

@@ -71,6 +71,21 @@ def test_a_denied_edit_is_rejected_naming_the_rule(root: Path) -> None:
     assert (root / "migrations" / "001.sql").read_text() == "CREATE TABLE a;\n"
 
 
+def test_a_denied_file_is_rejected_through_a_link_to_its_folder(root: Path) -> None:
+    (root / "db").symlink_to("migrations")
+    (root / "current.sql").symlink_to("migrations/001.sql")
+    code, results = run(
+        root,
+        edit("db/001.sql", "a;", "b;"),
+        edit("current.sql", "a;", "b;"),
+        edit("src/app.py", "x = 1", "x = 2"),
+    )
+    assert code == 1
+    assert [r["status"] for r in results] == ["rejected", "rejected", "applied"]
+    assert DENY_RULE in results[0]["error"] and DENY_RULE in results[1]["error"]
+    assert (root / "migrations" / "001.sql").read_text() == "CREATE TABLE a;\n"
+
+
 def test_ask_is_rejected_with_what_to_configure(root: Path) -> None:
     code, [result] = run(root, edit("poetry.lock", "lock", "LOCK"))
     assert code == 1

@@ -177,6 +177,13 @@ def test_an_unreadable_setting_applies_nothing_and_says_why(root: Path) -> None:
     assert (root / "src" / "app.py").read_text() == "x = 1\n"
 
 
+def test_an_unreadable_setting_still_lets_a_read_through(root: Path) -> None:
+    (root / ".redline.toml").write_text('[permission]\nedit = "maybe"\n')
+    code, [result] = run(root, {"tool": "read", "path": ".redline.toml"})
+    assert (code, result["status"]) == (0, "read")  # read needs no permission: fix the file
+    assert 'edit = "maybe"' in result["content"]
+
+
 def test_the_users_file_applies_when_the_folder_has_none(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -71,6 +71,21 @@ def test_a_denied_edit_is_rejected_naming_the_rule(root: Path) -> None:
     assert (root / "migrations" / "001.sql").read_text() == "CREATE TABLE a;\n"
 
 
+def test_a_denied_file_is_rejected_through_a_link_to_its_folder(root: Path) -> None:
+    (root / "db").symlink_to("migrations")
+    (root / "current.sql").symlink_to("migrations/001.sql")
+    code, results = run(
+        root,
+        edit("db/001.sql", "a;", "b;"),
+        edit("current.sql", "a;", "b;"),
+        edit("src/app.py", "x = 1", "x = 2"),
+    )
+    assert code == 1
+    assert [r["status"] for r in results] == ["rejected", "rejected", "applied"]
+    assert DENY_RULE in results[0]["error"] and DENY_RULE in results[1]["error"]
+    assert (root / "migrations" / "001.sql").read_text() == "CREATE TABLE a;\n"
+
+
 def test_ask_is_rejected_with_what_to_configure(root: Path) -> None:
     code, [result] = run(root, edit("poetry.lock", "lock", "LOCK"))
     assert code == 1
@@ -160,6 +175,13 @@ def test_an_unreadable_setting_applies_nothing_and_says_why(root: Path) -> None:
         "nothing was applied, since the permissions it holds are unknown"
     )
     assert (root / "src" / "app.py").read_text() == "x = 1\n"
+
+
+def test_an_unreadable_setting_still_lets_a_read_through(root: Path) -> None:
+    (root / ".redline.toml").write_text('[permission]\nedit = "maybe"\n')
+    code, [result] = run(root, {"tool": "read", "path": ".redline.toml"})
+    assert (code, result["status"]) == (0, "read")  # read needs no permission: fix the file
+    assert 'edit = "maybe"' in result["content"]
 
 
 def test_the_users_file_applies_when_the_folder_has_none(

@@ -338,6 +338,9 @@ def test_parse_since() -> None:
     assert parse_since("yesterday", now) == pytest.approx(today - 86400, abs=3600)  # DST
     with pytest.raises(click.BadParameter, match="is not a date"):
         parse_since("soon", now)
+    for outside in ("0001-01-01", "9" * 400 + " years ago"):  # past the clock's range
+        with pytest.raises(click.BadParameter, match="is not a date"):
+            parse_since(outside, now)
 
 
 def test_bar() -> None:

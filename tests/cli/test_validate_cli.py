@@ -77,6 +77,8 @@ def test_a_policy_that_does_not_parse_refuses_every_edit(root: Path) -> None:
     assert "validate[1].languages: unknown key; use paths" in result["error"]
     assert "no edit is applied until it is fixed" in result["error"]
     assert (root / "app.py").read_text() == APP_PY
+    code, [result] = apply(root, {"tool": "read", "path": "app.py"})
+    assert (code, result["status"]) == (0, "read")  # a read edits nothing: it still runs
 
 
 def test_a_stream_mixes_validated_and_applied_edits(root: Path) -> None:

@@ -195,6 +195,23 @@ def test_an_absolute_path_through_a_link_to_the_root_is_judged_inside_it(tmp_pat
     )
 
 
+def test_a_relative_path_through_a_link_is_judged_by_the_file_it_leads_to(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "migrations").mkdir()
+    (tmp_path / "migrations" / "1.sql").write_text("a\n")
+    (tmp_path / "db").symlink_to("migrations")
+    (tmp_path / "outside").symlink_to("/")
+    permissions = rules('[permission.edit]\n"migrations/**" = "deny"\n', tmp_path)
+    assert permissions.decide("edit", "db/1.sql").action == "deny"
+    assert permissions.decide("edit", "db/new.sql").action == "deny"  # not there yet
+    assert permissions.decide("edit", "outside/etc/hosts").action == "allow"  # refused later
+    assert (
+        rules('[permission.edit]\n"migrations/**" = "deny"\n').decide("edit", "db/1.sql").action
+        == "allow"
+    )  # no root: nothing to resolve against
+
+
 # --- requests -----------------------------------------------------------------------------
 
 PATCH = """*** Begin Patch

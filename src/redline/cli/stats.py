@@ -8,14 +8,11 @@ import shutil
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from redline.cli._connect import repo_option
-
-if TYPE_CHECKING:
-    pass
 
 DEFAULT_LATER = 10  # gitops.stats.DEFAULT_LATER (not imported: --help stays light)
 _UNITS = {
@@ -45,17 +42,17 @@ def parse_since(text: str, now: float) -> float:
         midnight = datetime.fromtimestamp(now).replace(hour=0, minute=0, second=0, microsecond=0)
         return (midnight - timedelta(days=word == "yesterday")).timestamp()
     relative = _RELATIVE.fullmatch(text)
-    if relative:
-        return now - int(relative.group(1)) * _UNITS[relative.group(2).lower()]
     try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
+        if relative:
+            return now - int(relative.group(1)) * _UNITS[relative.group(2).lower()]
+        return datetime.fromisoformat(text.strip().replace("Z", "+00:00")).timestamp()
+    except (ValueError, OverflowError):  # not a date, or one out of the clock's range
         raise click.BadParameter(
-            f"{text!r} is not a date: give an ISO date or time (2026-01-31, "
-            "2026-01-31T09:00:00Z) or a relative one ('2 weeks ago', '3 days ago', yesterday)",
+            f"{text!r} is not a date this system's clock can hold: give an ISO date or time "
+            "(2026-01-31, 2026-01-31T09:00:00Z) or a relative one ('2 weeks ago', "
+            "'3 days ago', yesterday)",
             param_hint="--since",
         ) from None
-    return moment.timestamp()
 
 
 def bar(share: float, width: int) -> str:

@@ -3,9 +3,9 @@
 ``redline apply`` (embedded and ``--session``) asks :func:`permission_gate` once,
 then each request: None lets it through; a result dict (status ``rejected``
 naming the rule, or ``failed`` when the settings cannot be read) is the answer
-instead, and nothing is applied. ``ask`` is refused here, with what to
-configure: a command reading stdin has no one to ask (``redline mcp`` asks the
-user through the client instead).
+instead, and nothing is applied (a read always passes: it needs no permission).
+``ask`` is refused here, with what to configure: a command reading stdin has no
+one to ask (``redline mcp`` asks the user through the client instead).
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ def _unreadable(error: str) -> Gate:
     message = f"{error}; nothing was applied, since the permissions it holds are unknown"
 
     def gate(obj: Any) -> dict[str, Any] | None:
+        if isinstance(obj, dict) and obj.get("tool") == "read":
+            return None  # read needs no permission (tools.permissions)
         path = obj.get("path") if isinstance(obj, dict) else None
         given = path if isinstance(path, str) else None
         return Result("failed", path=given, error=message).to_dict()

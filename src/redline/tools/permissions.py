@@ -7,6 +7,8 @@ whose glob matches the path decides (no rule at all: allow). ``edit`` and
 its sibling's — ``deny`` included — so ``apply_patch = "deny"`` keeps a model
 from making the same change through ``edit``, unless ``edit`` has rules of its
 own. Explicit tool rules beat ``*`` because they come after it.
+A path through a symbolic link inside the root is judged by the file it leads
+to as well (the strictest of the two), as the file system layer follows it.
 
 ``read`` changes nothing and needs no permission.
 """
@@ -83,11 +85,27 @@ class Permissions:
         if tool == "read":
             return Decision("allow", READ_RULE)
         relative = self.relative(path)
+        decision = self._decide(tool, relative)
+        linked = self.resolved(relative)
+        if linked is not None and linked != relative:  # a link inside the root: judge its file too
+            decision = strictest([decision, self._decide(tool, linked)])
+        return decision
+
+    def _decide(self, tool: str, relative: str) -> Decision:
         decision = ALLOWED
         for rule in self.chain(tool):
             if rule.matches(relative):
                 decision = rule.decision
         return decision
+
+    def resolved(self, relative: str) -> str | None:
+        """Where ``relative`` leads under the root through symbolic links (as the file system
+        layer follows them), relative to the root; None without a root, or outside it."""
+        if self.root is None or relative.startswith("/"):
+            return None
+        base = os.path.realpath(self.root)
+        inside = strip_root(os.path.realpath(os.path.join(base, relative)), base)
+        return inside if inside not in (None, ".") else None
 
     def available(self, tool: str) -> bool:
         """False when ``tool`` is denied for every path (a tool no call could use)."""

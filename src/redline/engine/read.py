@@ -67,6 +67,11 @@ def is_a_directory(path: str, tool: str) -> str:
     return f"{path!r} is a directory; {tool} works on one file — name a file inside it"
 
 
+def unreadable(path: str, exc: OSError) -> str:
+    """A file the operating system would not let redline read (permissions, I/O)."""
+    return f"cannot read {path!r}: {exc.strerror}; check its permissions"
+
+
 def no_such_file(path: str, tool: str) -> str:
     what = {
         "read": "to create it, use write",

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING
 from redline.engine.edit import EditRequest, apply_edit
 from redline.engine.errors import RequestError
 from redline.engine.paths import checked_path
-from redline.engine.read import ReadRequest, is_a_directory, no_such_file, read_text
+from redline.engine.read import (
+    ReadRequest,
+    is_a_directory,
+    no_such_file,
+    read_text,
+    unreadable,
+)
 from redline.engine.result import Result
 from redline.fsops.atomic import NotRegular, read_regular
 from redline.fsops.confine import locate, not_regular, relative_to_root
@@ -83,11 +89,7 @@ def _edit(
     except RequestError as exc:
         return Result("invalid", path=request.path, error=str(exc))
     except OSError as exc:
-        return Result(
-            "invalid",
-            path=request.path,
-            error=f"cannot read {request.path!r}: {exc.strerror}; check its permissions",
-        )
+        return Result("invalid", path=request.path, error=unreadable(request.path, exc))
     if not request.validate and policy is not None and policy.validates(request.path):
         request = replace(request, validate=True)
     outcome = apply_edit(data, request)
@@ -121,6 +123,5 @@ def read_in_directory(root: Path, request: ReadRequest) -> Result:
     except (FileNotFoundError, NotADirectoryError):
         return Result("invalid", path=path, error=no_such_file(path, "read"))
     except OSError as exc:
-        error = f"cannot read {path!r}: {exc.strerror}; check its permissions"
-        return Result("invalid", path=path, error=error)
+        return Result("invalid", path=path, error=unreadable(path, exc))
     return read_text(data, request, path)

@@ -42,7 +42,13 @@ from redline.engine.patch import PatchRequest, apply_patch, changed_after_planni
 from redline.engine.patch_parse import parse_patch
 from redline.engine.patch_plan import FileChange
 from redline.engine.policy import GUARD_FILE_REASON, Policy, default_rules
-from redline.engine.read import ReadRequest, is_a_directory, no_such_file, read_text
+from redline.engine.read import (
+    ReadRequest,
+    is_a_directory,
+    no_such_file,
+    read_text,
+    unreadable,
+)
 from redline.engine.result import Commit, Result
 from redline.engine.write import DeleteRequest, WriteRequest, operation, plan_file
 from redline.gitops import notes
@@ -201,11 +207,7 @@ class SessionApplier:
         except RequestError as exc:
             return Result("invalid", path=request.path, error=str(exc))
         except OSError as exc:
-            return Result(
-                "invalid",
-                path=request.path,
-                error=f"cannot read {request.path!r}: {exc.strerror}; check its permissions",
-            )
+            return Result("invalid", path=request.path, error=unreadable(request.path, exc))
         if data is None:
             if (self.root / path).is_dir():
                 return Result("invalid", path=path, error=is_a_directory(path, "read"))

@@ -144,6 +144,20 @@ def test_full_past_the_bound(root: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert behind.full
 
 
+def test_full_past_the_bytes_held(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(behind_module, "MAX_BYTES", 30)
+    behind = WriteBehind()
+    _run(root, behind, _edit("a.py", "a = 1", "a = 10"))  # 19 bytes held
+    assert not behind.full
+    _run(root, behind, _edit("b.py", "x = 1", "x = 2"))  # 25
+    assert not behind.full
+    apply_in_directory(root, _edit("a.py", "c = 3", "c = 3000000"), behind=behind)
+    behind.answer({"status": "failed", "path": "a.py", "error": "a bug after the hold"})
+    assert not behind.full  # the hold taken back: still 25
+    _run(root, behind, _edit("a.py", "c = 3", "c = 3000000"))  # 31
+    assert behind.full
+
+
 OPS = st.lists(
     st.tuples(st.sampled_from(["a.py", "b.py"]), st.integers(0, 5), st.integers(0, 5)),
     min_size=1,

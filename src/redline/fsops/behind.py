@@ -45,7 +45,6 @@ class WriteBehind:
         self._queue: list[dict[str, Any]] = []
         self._last_read: tuple[Path, tuple[int, int, int, int]] | None = None
         self._current: tuple[Path, _Held, bytes | None] | None = None  # the last hold
-        self._bytes = 0
 
     def read(self, target: Path) -> bytes:
         """The file's content as the stream left it: held bytes, or the disk's."""
@@ -67,9 +66,7 @@ class WriteBehind:
             self._current = (target, held, None)
         else:
             self._current = (target, held, held.data)
-            self._bytes -= len(held.data)
             held.data = data
-        self._bytes += len(data)
 
     def answer(self, payload: dict[str, Any]) -> None:
         """Queue a request's answer, after its :meth:`hold` if it held a file.
@@ -84,15 +81,14 @@ class WriteBehind:
                 held.answers.append(len(self._queue))
             elif before is None:
                 del self._held[target]
-                self._bytes -= len(held.data)
             else:
-                self._bytes += len(before) - len(held.data)
                 held.data = before
         self._queue.append(payload)
 
     @property
     def full(self) -> bool:
-        return len(self._queue) >= MAX_ANSWERS or self._bytes >= MAX_BYTES
+        held = sum(len(h.data) for h in self._held.values())
+        return len(self._queue) >= MAX_ANSWERS or held >= MAX_BYTES
 
     def flush(self) -> list[dict[str, Any]]:
         """Write every held file; the queued answers, in order, failures rewritten."""
@@ -106,7 +102,6 @@ class WriteBehind:
                 self._queue[place] = _failed(self._queue[place], error)
         answers, self._queue = self._queue, []
         self._held.clear()
-        self._bytes = 0
         return answers
 
 

@@ -12,6 +12,7 @@ import click
 
 from redline.cli._connect import SettingError, repo_option
 from redline.engine.errors import RedlineError
+from redline.engine.result import shown_confidence
 
 if TYPE_CHECKING:
     import pygit2
@@ -274,7 +275,7 @@ def _show_waiting(items: list[dict[str, Any]]) -> None:
     for item in items:
         lines = f"lines {item['start_line']}-{item['end_line']} " if item["start_line"] else ""
         how = (
-            f"{item['match_type']} {item['confidence']:g}"
+            f"{item['match_type']} {shown_confidence(item['confidence'])}"
             if item["match_type"] is not None and item["confidence"] is not None
             else item.get("op") or item["rule"]
         )

@@ -9,6 +9,7 @@ import click
 
 from redline.cli._connect import repo_option
 from redline.cli._repository import open_repository
+from redline.engine.result import shown_confidence
 
 
 @click.command("log")
@@ -55,5 +56,5 @@ def log_command(repo: Path, name: str | None, as_json: bool) -> None:
                 lines = f" lines {op['start_line']}-{op['end_line']}"
             evidence = ""
             if op.get("match_type"):
-                evidence = f" {op['match_type']} {op['confidence']}"
+                evidence = f" {op['match_type']} {shown_confidence(op['confidence'])}"
             click.echo(f"    {op.get('op', '')} {op['path']}{lines}{evidence}")

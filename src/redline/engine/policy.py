@@ -26,6 +26,8 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from redline.engine.result import shown_confidence
+
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
@@ -134,7 +136,8 @@ class Policy:
                     Violation(
                         rule.name,
                         path,
-                        f"confidence {confidence:g} is below the minimum {rule.min_confidence:g}",
+                        f"confidence {shown_confidence(confidence, 6)} is below the minimum "
+                        f"{rule.min_confidence:g}",
                     )
                 )
         return found

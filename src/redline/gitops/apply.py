@@ -49,7 +49,7 @@ from redline.engine.read import (
     read_text,
     unreadable,
 )
-from redline.engine.result import Commit, Result
+from redline.engine.result import Commit, Result, shown_confidence
 from redline.engine.write import DeleteRequest, WriteRequest, operation, plan_file
 from redline.gitops import notes
 from redline.gitops import undo as undoing
@@ -582,7 +582,11 @@ class SessionApplier:
         self._flag(note, result, verdict)
         if result.match_type and result.match_type != "exact":
             note.tolerances = [result.match_type]
-        kind = f"{result.match_type} {result.confidence}" if result.match_type else "edit"
+        kind = (
+            f"{result.match_type} {shown_confidence(result.confidence)}"
+            if result.match_type
+            else "edit"
+        )
         message = f"redline: edit {path} ({kind})"
         body = f"{message}\n\nApplied by redline session {self.session.name} (edit)."
         return result, [_Group([path], {path: content}, note, f"{body}\n\nRedline-Edit: {edit}\n")]

@@ -27,6 +27,7 @@ import pygit2
 
 from redline.engine.lineage import significant
 from redline.engine.policy import Policy
+from redline.engine.result import shown_confidence
 from redline.hooks.ledger import EditRecord, Ledger, RecordedOperation
 
 if TYPE_CHECKING:
@@ -364,7 +365,7 @@ def _describe_blocked(found: list[Blocked], again: str) -> str:
             else "whole file"
         )
         how = (
-            f"{b.match_type} {b.confidence:g}"
+            f"{b.match_type} {shown_confidence(b.confidence)}"
             if b.match_type is not None and b.confidence is not None
             else (b.op or "change")
         )

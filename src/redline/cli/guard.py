@@ -12,6 +12,7 @@ import click
 
 from redline.cli._connect import SettingError, repo_option
 from redline.engine.errors import RedlineError
+from redline.engine.paths import safe_text, shown_path
 from redline.engine.result import shown_confidence
 
 if TYPE_CHECKING:
@@ -280,11 +281,12 @@ def _show_waiting(items: list[dict[str, Any]]) -> None:
             else item.get("op") or item["rule"]
         )
         click.secho(
-            f"edit {item['edit']} (commit {item['commit'][:12]}): {item['path']} {lines}{how}",
+            f"edit {item['edit']} (commit {item['commit'][:12]}): {shown_path(item['path'])} "
+            f"{lines}{how}",
             bold=True,
         )
-        click.echo(f"  rule {item['rule']}: {item['reason']}")
-        click.echo(item["diff"])
+        click.echo(safe_text(f"  rule {item['rule']}: {item['reason']}", keep=""))
+        click.echo(safe_text(item["diff"]))
     click.echo("Approve with `redline approve EDIT...` once you have read each diff.")
 
 

@@ -9,6 +9,7 @@ import click
 
 from redline.cli._connect import repo_option
 from redline.cli._repository import open_repository
+from redline.engine.paths import safe_text, shown_path
 from redline.engine.result import shown_confidence
 
 
@@ -48,7 +49,8 @@ def log_command(repo: Path, name: str | None, as_json: bool) -> None:
         click.echo(f"no edits on {found.branch} yet{hint}")
     for entry in found.entries:
         click.echo(
-            f"{entry['commit'][:12]} {entry['summary']}  [{entry['source']}, edit {entry['edit']}]"
+            f"{entry['commit'][:12]} {safe_text(entry['summary'], keep='')}  "
+            f"[{entry['source']}, edit {entry['edit']}]"
         )
         for op in entry["operations"]:
             lines = ""
@@ -57,4 +59,4 @@ def log_command(repo: Path, name: str | None, as_json: bool) -> None:
             evidence = ""
             if op.get("match_type"):
                 evidence = f" {op['match_type']} {shown_confidence(op['confidence'])}"
-            click.echo(f"    {op.get('op', '')} {op['path']}{lines}{evidence}")
+            click.echo(f"    {op.get('op', '')} {shown_path(str(op['path']))}{lines}{evidence}")

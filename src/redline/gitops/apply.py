@@ -41,6 +41,7 @@ from redline.engine.errors import RedlineError, RequestError
 from redline.engine.patch import PatchRequest, apply_patch, changed_after_planning, summarise
 from redline.engine.patch_parse import parse_patch
 from redline.engine.patch_plan import FileChange
+from redline.engine.paths import safe_text, shown_path
 from redline.engine.policy import GUARD_FILE_REASON, Policy, default_rules
 from redline.engine.read import (
     ReadRequest,
@@ -464,7 +465,7 @@ class SessionApplier:
         message = (
             f"redline: external changes to {count}\n\n"
             f"Changes made in session {self.session.name} by other tools, committed before "
-            f"redline's next edit.\n\n" + "\n".join(f"  {p}" for p in paths[:50])
+            f"redline's next edit.\n\n" + "\n".join(f"  - {shown_path(p)}" for p in paths[:50])
         )
         files: dict[str, Entry | _Content | None] = dict(changes)
         return _Group(paths, files, note, message + f"\n\nRedline-Edit: {edit}\n", carried)
@@ -522,7 +523,7 @@ class SessionApplier:
             if plan_group.validation:
                 note.validation = [v.note_json() for v in plan_group.validation]
             self._flag(note, result, verdict)
-            summary = ", ".join(plan_group.operations)
+            summary = safe_text(", ".join(plan_group.operations), keep="")
             message = f"redline: {summary}"[:72]
             body = f"{message}\n\nApplied by redline session {self.session.name} ({tool})."
             groups.append(_Group(list(files), files, note, f"{body}\n\nRedline-Edit: {edit}\n"))
@@ -587,7 +588,7 @@ class SessionApplier:
             if result.match_type
             else "edit"
         )
-        message = f"redline: edit {path} ({kind})"
+        message = f"redline: edit {shown_path(path)} ({kind})"
         body = f"{message}\n\nApplied by redline session {self.session.name} (edit)."
         return result, [_Group([path], {path: content}, note, f"{body}\n\nRedline-Edit: {edit}\n")]
 

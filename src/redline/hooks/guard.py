@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import pygit2
 
 from redline.engine.lineage import significant
+from redline.engine.paths import safe_text, shown_path
 from redline.engine.policy import Policy
 from redline.engine.result import shown_confidence
 from redline.hooks.ledger import EditRecord, Ledger, RecordedOperation
@@ -370,8 +371,8 @@ def _describe_blocked(found: list[Blocked], again: str) -> str:
             else (b.op or "change")
         )
         lines.append(
-            f"  edit {b.edit} (commit {b.commit[:12]}): {b.path} {where}, {how} — "
-            f"rule {b.rule}: {b.reason}"
+            f"  edit {b.edit} (commit {b.commit[:12]}): {shown_path(b.path)} {where}, {how} — "
+            + safe_text(f"rule {b.rule}: {b.reason}", keep="")
         )
     edits = " ".join(dict.fromkeys(b.edit for b in found))
     then = f" and {again} again" if again else ""

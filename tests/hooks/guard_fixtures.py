@@ -76,7 +76,7 @@ paths = ["migrations/**"]
 require = "exact"
 """
 MIGRATION_RULE = "guard.protect[1] (migrations/**)"
-DEFAULT_RULE = "default (policy and hook files)"
+DEFAULT_RULE = "default (guard files: policy, hooks, CI)"
 
 
 def user_repo(path: Path, policy: str | None = POLICY, **extra: str) -> Path:

@@ -757,7 +757,7 @@ def test_a_fuzzy_edit_to_the_policy_file_itself_is_flagged(tmp_path: Path) -> No
         {
             "rule": DEFAULT_RULE,
             "path": ".redline.toml",
-            "reason": "edits to the guard's own policy and hook files need a person's approval",
+            "reason": "edits to the guard's own files (its policy, hook configuration and CI definitions) need a person's approval",
         }
     ]
     # the three-way merge kept the file's "exact"

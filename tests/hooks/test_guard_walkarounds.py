@@ -58,7 +58,7 @@ FILES: dict[str, str | bytes] = {
     APP: APP_TEXT,
 }
 REVIEWER = "Repo User <repo-user@example.com>"
-GUARD_FILE_REASON = "edits to the guard's own policy and hook files need a person's approval"
+GUARD_FILE_REASON = "edits to the guard's own files (its policy, hook configuration and CI definitions) need a person's approval"
 PUSH = "the push of refs/heads/main to refs/heads/main"
 
 
@@ -152,7 +152,7 @@ def flag(rule: str, path: str, reason: str) -> dict[str, str]:
     return {"rule": rule, "path": path, "reason": reason}
 
 
-DEFAULT = "default (policy and hook files)"
+DEFAULT = "default (guard files: policy, hooks, CI)"
 AUTH_RULE = "guard.protect[1] (migrations/**, src/auth/**)"
 
 

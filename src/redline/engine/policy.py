@@ -7,9 +7,10 @@ confidence. An edit breaking a rule is flagged (action ``review``) or refused
 always pass.
 
 One rule is not the policy's to relax: every agent edit to the guard's own
-files — the policy file and the hook configuration (:data:`DEFAULT_PROTECTED`)
-— is flagged for a person, whatever its match type, and so are adding,
-deleting, moving or overwriting them. An exact edit that unprotects a path is
+files — the policy file, the hook configuration and the CI definitions
+(:data:`DEFAULT_PROTECTED`, and whatever ``[guard] files`` adds) — is flagged
+for a person, whatever its match type, and so are adding, deleting, moving or
+overwriting them. An exact edit that unprotects a path is
 still a change of the gate. And the policy an edit is judged by is never one
 that edit (or another unapproved one) wrote: callers combine the policy a
 person stands behind with the current one (:meth:`Policy.stricter`), so a
@@ -46,17 +47,59 @@ MATCH_TYPES = (
 POLICY_FILE = ".redline.toml"
 # The policy file's sections the guard reads (hooks.config); tools.config reads the others.
 POLICY_SECTIONS = ("guard", "validate")
-# The policy file and the hook configuration: editing them at all could quietly
-# weaken the gate itself, so every edit there waits for a person.
-DEFAULT_PROTECTED = (
-    POLICY_FILE,
+PYPROJECT = "pyproject.toml"  # its [tool.redline] table, when there is no .redline.toml
+# The guard's own files: editing them at all could quietly weaken the gate itself
+# (its policy, the hooks that run it, the CI jobs that run it over a pull request),
+# so every agent change there waits for a person, exact or not. A policy adds more
+# with ``[guard] files``; no policy can take one away.
+POLICY_FILES = (POLICY_FILE,)  # and PYPROJECT while it holds the policy (hooks.config)
+HOOK_FILES = (
     ".pre-commit-config.yaml",
     ".pre-commit-hooks.yaml",
     ".githooks/**",
     ".husky/**",
+    "lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "lefthook-local.yml",
+    "lefthook-local.yaml",
+    ".lefthook-local.yml",
+    ".lefthook-local.yaml",
+    ".lefthook/**",
+    ".overcommit.yml",
 )
-DEFAULT_RULE = "default (policy and hook files)"
-GUARD_FILE_REASON = "edits to the guard's own policy and hook files need a person's approval"
+CI_FILES = (
+    ".github/workflows/**",
+    ".github/actions/**",
+    ".gitlab-ci.yml",
+    ".gitlab-ci.yaml",
+    ".gitlab/ci/**",
+    ".circleci/**",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    "azure-pipelines.yaml",
+    ".azure-pipelines/**",
+    "bitbucket-pipelines.yml",
+    "Jenkinsfile",
+    ".buildkite/**",
+    ".drone.yml",
+    ".woodpecker.yml",
+    ".woodpecker/**",
+    "appveyor.yml",
+    ".appveyor.yml",
+    ".cirrus.yml",
+    ".semaphore/**",
+    ".gitea/workflows/**",
+    ".forgejo/workflows/**",
+    "codemagic.yaml",
+)
+DEFAULT_PROTECTED = (*POLICY_FILES, *HOOK_FILES, *CI_FILES)
+DEFAULT_RULE = "default (guard files: policy, hooks, CI)"
+GUARD_FILE_REASON = (
+    "edits to the guard's own files (its policy, hook configuration and CI definitions) "
+    "need a person's approval"
+)
 
 
 @dataclass(frozen=True)
@@ -168,10 +211,16 @@ def _terms(rule: Rule) -> tuple[object, ...]:
     return (rule.paths, rule.require, rule.min_confidence, rule.review_all)
 
 
-def default_rules(extra: tuple[str, ...] = ()) -> tuple[Rule, ...]:
-    """The rule no policy can remove: every edit to the guard's own files needs a person."""
-    paths = DEFAULT_PROTECTED + extra
-    return (Rule(DEFAULT_RULE, paths, review_all=True),)
+def default_rules(extra: tuple[str, ...] = (), files: tuple[str, ...] = ()) -> tuple[Rule, ...]:
+    """The rule no policy can remove: every edit to the guard's own files needs a person.
+
+    ``extra``: more of the guard's files (``pyproject.toml`` when it holds the policy);
+    ``files``: the ones the policy adds (``[guard] files``), a rule of their own.
+    """
+    rules = [Rule(DEFAULT_RULE, DEFAULT_PROTECTED + extra, review_all=True)]
+    if files:
+        rules.append(Rule(f"guard.files ({', '.join(files)})", files, review_all=True))
+    return tuple(rules)
 
 
 def glob_matches(pattern: str, path: str) -> bool:

@@ -165,9 +165,7 @@ def _rule_weakened(rule: Rule, pattern: str, now: _Demand) -> list[str]:
         ]
     out = []
     if rule.require is not None:
-        freed = sorted(
-            t for t in now.allowed - rule.require if _passes_somewhere(t, now.minimum)
-        )
+        freed = sorted(t for t in now.allowed - rule.require if _passes_somewhere(t, now.minimum))
         if freed:
             required = ", ".join(sorted(rule.require))
             out.append(

@@ -159,7 +159,17 @@ AUTH_RULE = "guard.protect[1] (migrations/**, src/auth/**)"
 def test_an_exact_edit_that_unprotects_a_path_cannot_weaken_the_guard(guarded: Guarded) -> None:
     unprotect = guarded.edit(".redline.toml", POLICY, WEAKER)
     assert unprotect["match_type"] == "exact"
-    assert unprotect["flags"] == [flag(DEFAULT, ".redline.toml", GUARD_FILE_REASON)]
+    assert unprotect["flags"] == [
+        flag(DEFAULT, ".redline.toml", GUARD_FILE_REASON),
+        # compared as parsed rules: what the change takes away is named
+        flag(
+            "policy change",
+            ".redline.toml",
+            f"weakens the guard policy: src/auth/** ({AUTH_RULE}): required match type exact; "
+            "the new policy also takes escaped, fuzzy, line_fuzzy, punctuation, rstrip, "
+            "strip, trailing_newline, whitespace",
+        ),
+    ]
     policy_edit, policy_commit = edit_of(unprotect)
     # the next edit is judged by the policy the session started from: still protected
     login = guarded.edit(LOGIN, LOGIN_OLD, LOGIN_NEW)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from redline.engine.policy import Policy
     from redline.hooks import stages
     from redline.hooks.config import PolicyError
+    from redline.hooks.ledger import Ledger
 
 STAGES = ("pre-commit", "pre-merge-commit", "pre-push")
 
@@ -36,12 +37,13 @@ def _repo(path: Path) -> pygit2.Repository:
     return repo
 
 
-def _policy(repo: pygit2.Repository) -> Policy:
-    """HEAD's policy (what ``redline review`` judges by)."""
-    from redline.hooks.config import policy_from_tree
+def _policy(repo: pygit2.Repository, ledger: Ledger) -> Policy:
+    """HEAD's policy, with what unapproved agent edits of it took away (hooks.mainline):
+    what ``redline review`` judges by."""
     from redline.hooks.gate import head_tree
+    from redline.hooks.mainline import guarded_policy
 
-    return policy_from_tree(repo, head_tree(repo))
+    return guarded_policy(repo, ledger, [(head_tree(repo), "in HEAD")])
 
 
 def _broken_policies(
@@ -239,7 +241,7 @@ def review_command(repo: Path, as_json: bool) -> None:
     git = _repo(repo)
     entries = ledger.load(git)
     settled: list[str] = []
-    items = waiting(git, _policy(git), entries, settled)
+    items = waiting(git, _policy(git, entries), entries, settled)
     unreadable = [Unreadable(c, why) for c, why in sorted(entries.unreadable.items())]
     if as_json:
         click.echo(json.dumps(items))

@@ -48,6 +48,10 @@ POLICY_FILE = ".redline.toml"
 # The policy file's sections the guard reads (hooks.config); tools.config reads the others.
 POLICY_SECTIONS = ("guard", "validate")
 PYPROJECT = "pyproject.toml"  # its [tool.redline] table, when there is no .redline.toml
+SETTINGS_FILES = (POLICY_FILE, PYPROJECT)  # the files that may hold redline's settings
+# The flag of an agent change to redline's own settings (the policy, the permissions):
+# found by comparing them parsed, before and after (engine.weakening names a weakening).
+POLICY_CHANGE_RULE = "policy change"
 # The guard's own files: editing them at all could quietly weaken the gate itself
 # (its policy, the hooks that run it, the CI jobs that run it over a pull request),
 # so every agent change there waits for a person, exact or not. A policy adds more

@@ -148,6 +148,11 @@ def check_characters(path: str) -> None:
             )
 
 
+def has_control_character(text: str) -> bool:
+    """Whether ``text`` holds a control or bidirectional character (NUL included)."""
+    return _UNSAFE.search(text) is not None
+
+
 def describe_character(char: str) -> str:
     """``U+000A line feed``, ``U+202E right-to-left override``: a character by code and name."""
     name = _CONTROL_NAMES.get(char) or unicodedata.name(char, "").lower()

@@ -372,3 +372,23 @@ def test_reject_to_review_and_a_dropped_validate_glob_are_weakenings() -> None:
         "(flagged) instead of refused",
         "[[validate]] **/*.py: files there would no longer be validated",
     ]
+
+
+@given(
+    one=st.lists(rules(), max_size=3),
+    other=st.lists(rules(), max_size=3),
+    actions=st.tuples(st.sampled_from(["review", "reject"]), st.sampled_from(["review", "reject"])),
+    files=st.lists(st.sampled_from(EXTRA_FILES), max_size=2, unique=True),
+)
+@settings(max_examples=100, deadline=None)
+def test_a_joined_policy_is_never_weaker_than_either_side(
+    one: list[Rule], other: list[Rule], actions: tuple[str, str], files: list[str]
+) -> None:
+    """How the gate joins the policies it judges by (HEAD's, the change's, BASE's):
+    whatever either side flags, the join flags — whatever the order of the rules."""
+    first = parse_policy(toml(actions[0], one, files), ".redline.toml")
+    second = parse_policy(toml(actions[1], other, []), ".redline.toml")
+    for joined in (first.stricter(second, "there"), second.stricter(first, "there")):
+        assert oracle(first, joined) == []
+        assert oracle(second, joined) == []
+        assert weakenings(first, joined) == [] and weakenings(second, joined) == []

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gitmode_fixtures import git, make_repo, rev
-from redline.gitops.committed import committed_files, mainline_rev
+from redline.gitops.committed import committed_files, mainline_rev, resolve
 from redline.gitops.errors import GitModeError
 
 
@@ -61,3 +61,25 @@ def test_without_git_it_says_what_to_do(repo: Path, monkeypatch: pytest.MonkeyPa
     with pytest.raises(GitModeError) as info:
         committed_files(repo / ".git", "HEAD", [".redline.toml"])
     assert "is git installed and on the PATH?" in str(info.value)
+
+
+def test_a_commit_read_once_is_read_again_without_git(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    common = repo / ".git"
+    first = committed_files(common, "HEAD", [".redline.toml", "pyproject.toml"])
+    monkeypatch.setenv("PATH", str(repo / "nowhere"))  # no git from here on
+    assert committed_files(common, "HEAD", [".redline.toml", "pyproject.toml"]) == first
+    assert committed_files(common, "refs/heads/main", [".redline.toml"]) == {
+        ".redline.toml": b"# on main\n"
+    }
+
+
+def test_a_branch_that_moved_is_read_anew(repo: Path) -> None:
+    common = repo / ".git"
+    assert committed_files(common, "HEAD", [".redline.toml"]) == {".redline.toml": b"# on main\n"}
+    (repo / ".redline.toml").write_text("# moved on\n")
+    git(repo, "commit", "-qam", "moved")
+    git(repo, "pack-refs", "--all")  # refs packed: still resolved without git
+    assert resolve(common, "refs/heads/main") == rev(repo, "main")
+    assert committed_files(common, "HEAD", [".redline.toml"]) == {".redline.toml": b"# moved on\n"}

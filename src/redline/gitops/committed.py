@@ -10,8 +10,11 @@ must not govern it.
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
 import os
+import re
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +24,9 @@ from redline.gitops.gitenv import without_git_redirects
 from redline.gitops.names import STATE_DIR
 
 _TIMEOUT = 30  # seconds for one ``git cat-file``
+_CACHE = "settings"  # in redline's state folder: the files read, by commit id
+_KEPT = 64  # cached commits
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def mainline_rev(common: Path, session: str | None) -> tuple[str, str]:
@@ -44,7 +50,74 @@ def mainline_rev(common: Path, session: str | None) -> tuple[str, str]:
 
 
 def committed_files(common: Path, rev: str, paths: Sequence[str]) -> dict[str, bytes | None]:
-    """``paths`` as ``rev`` holds them (None: not there, or ``rev`` names no commit yet)."""
+    """``paths`` as ``rev`` holds them (None: not there, or ``rev`` names no commit yet).
+
+    Kept in redline's state folder by commit id, so that the next process (an agent's
+    ``redline apply`` starts one per request) need not start git while the branch stays.
+    """
+    commit = resolve(common, rev)
+    cache = common / "redline" / _CACHE / f"{commit}.json" if commit else None
+    if cache is not None:
+        cached = _cached(cache, paths)
+        if cached is not None:
+            return cached
+    found = _cat_files(common, commit or rev, paths)
+    if cache is not None:
+        _keep(cache, found)
+    return found
+
+
+def resolve(common: Path, rev: str) -> str | None:
+    """The commit id ``rev`` (``HEAD``, a full ref name, a commit id) points at, read from
+    the ref files; None when it cannot be told that way (git then reads ``rev`` itself)."""
+    name = rev
+    for _ in range(5):  # symbolic refs, followed a few deep
+        if _SHA.fullmatch(name):
+            return name
+        try:
+            text = (common / name).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return _packed(common, name)
+        if not text.startswith("ref: "):
+            return text if _SHA.fullmatch(text) else None
+        name = text.removeprefix("ref: ").strip()
+    return None
+
+
+def _packed(common: Path, name: str) -> str | None:
+    try:
+        lines = (common / "packed-refs").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in lines:
+        sha, _, ref = line.partition(" ")
+        if ref == name and _SHA.fullmatch(sha):
+            return sha
+    return None
+
+
+def _cached(cache: Path, paths: Sequence[str]) -> dict[str, bytes | None] | None:
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        return {p: None if data[p] is None else base64.b64decode(data[p]) for p in paths}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _keep(cache: Path, found: dict[str, bytes | None]) -> None:
+    """Write the cache entry (atomically; a failure only costs the next process a git run)."""
+    data = {p: None if v is None else base64.b64encode(v).decode() for p, v in found.items()}
+    with contextlib.suppress(OSError):
+        cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, cache)
+        entries = sorted(cache.parent.glob("*.json"), key=lambda p: p.stat().st_mtime)
+        for old in entries[:-_KEPT]:
+            old.unlink(missing_ok=True)
+
+
+def _cat_files(common: Path, rev: str, paths: Sequence[str]) -> dict[str, bytes | None]:
     request = "".join(f"{rev}:{path}\n" for path in paths)
     try:
         proc = subprocess.run(

@@ -17,12 +17,16 @@ comes from engine.policy, and the commits become visible through
 gitops.publish.
 
 The verdict is the guard's first line, so nothing the session does may soften
-it: an edit is judged by the policy at the session's base with the rules of the
-policy in the session's tree added (an agent's change to the policy, flagged
-and unapproved, can add rules for later edits but never remove one); every
-change to the guard's own files is flagged, the agent's own writes (committed
-as external changes) included; and a change that rewrites lines of an earlier
-flagged, unapproved edit carries its flag (gitops.carried).
+it: an edit is judged by the main line's policy (the daemon gives it:
+hooks.mainline — the session's base and the tip of the branch it came from,
+without what unapproved agent edits took away; else the policy at the base) with
+the rules of the policy in the session's tree added (an agent's change to the
+policy, flagged and unapproved, can add rules for later edits but never remove
+one); every change to the guard's own files is flagged, the agent's own writes
+(committed as external changes) included; a change of redline's settings is
+compared parsed, before and after, and the ways it weakens the policy are named
+(engine.weakening); and a change that rewrites lines of an earlier flagged,
+unapproved edit carries its flag (gitops.carried).
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ class Rule:
     review_all: bool = False
 
     def covers(self, path: str) -> bool:
-        return any(glob_matches(pattern, path) for pattern in self.paths)
+        return _covers(self.paths, path)
 
 
 @dataclass(frozen=True)
@@ -225,6 +225,13 @@ def default_rules(extra: tuple[str, ...] = (), files: tuple[str, ...] = ()) -> t
     if files:
         rules.append(Rule(f"guard.files ({', '.join(files)})", files, review_all=True))
     return tuple(rules)
+
+
+@lru_cache(maxsize=16384)
+def _covers(patterns: tuple[str, ...], path: str) -> bool:
+    """Whether a glob of ``patterns`` matches ``path`` (remembered: the guard asks again for
+    the same paths, and the default rule alone has dozens of globs)."""
+    return any(glob_matches(pattern, path) for pattern in patterns)
 
 
 def glob_matches(pattern: str, path: str) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from redline.engine.policy import (
     DEFAULT_PROTECTED,
@@ -365,3 +367,20 @@ def test_a_join_validates_the_paths_of_both() -> None:
     # a session policy without [[validate]] does not turn the base's off
     assert Policy("review", default_rules()).stricter(base, "at the base").validates("a.py")
     assert base.stricter(Policy("review", default_rules()), "x") is base
+
+
+# --- globs without wildcards are matched without pathspec, the same way ---------------------
+
+LITERAL_GLOBS = [*DEFAULT_PROTECTED, "src/auth", "/src", "docs", "a b", "/a/b/**", "x.y/**"]
+NAMES = ["src", "auth", "docs", "a b", "a", "b", "x.y", "Jenkinsfile", "lefthook.yml",
+         ".github", "workflows", "ci.yml", ".husky", ".redline.toml", ".gitlab-ci.yml"]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4))
+def test_a_glob_without_wildcards_matches_as_pathspec_reads_it(parts: list[str]) -> None:
+    from redline.engine.policy import _compile, _literal_form
+
+    path = "/".join(parts)
+    for pattern in LITERAL_GLOBS:
+        assert _literal_form(pattern) is not None, pattern
+        assert glob_matches(pattern, path) == _compile(pattern).match_file(path), (pattern, path)

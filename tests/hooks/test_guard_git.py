@@ -47,8 +47,8 @@ from guard_fixtures import (
 )
 
 from gitmode_fixtures import git, make_repo, note_of
+from redline.engine.confidence import shown_confidence
 from redline.engine.edit import EditItem, EditRequest, apply_edit
-from redline.engine.result import shown_confidence
 
 
 @pytest.fixture

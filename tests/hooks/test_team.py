@@ -29,7 +29,7 @@ from guard_fixtures import (
 )
 
 from gitmode_fixtures import git
-from redline.engine.result import shown_confidence
+from redline.engine.confidence import shown_confidence
 
 ALICE = "Alice <alice@example.com>"
 BOB = "Bob <bob@example.com>"

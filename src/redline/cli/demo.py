@@ -26,7 +26,7 @@ from typing import Any
 
 import click
 
-from redline.engine.result import shown_confidence
+from redline.engine.confidence import shown_confidence
 
 SAMPLE = '''\
 """Greeting service."""

@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from redline.cli._connect import SettingError, repo_option
+from redline.engine.confidence import shown_confidence
 from redline.engine.errors import RedlineError
-from redline.engine.paths import safe_text, shown_path
-from redline.engine.result import shown_confidence
 
 if TYPE_CHECKING:
     import pygit2
@@ -275,6 +274,8 @@ def _not_listed(settled: list[str]) -> str:
 
 
 def _show_waiting(items: list[dict[str, Any]]) -> None:
+    from redline.engine.paths import safe_text, shown_path
+
     for item in items:
         lines = f"lines {item['start_line']}-{item['end_line']} " if item["start_line"] else ""
         how = (

@@ -9,8 +9,8 @@ import click
 
 from redline.cli._connect import repo_option
 from redline.cli._repository import open_repository
+from redline.engine.confidence import shown_confidence
 from redline.engine.paths import safe_text, shown_path
-from redline.engine.result import shown_confidence
 
 
 @click.command("log")

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from redline.engine.result import shown_confidence
+from redline.engine.confidence import shown_confidence
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -239,9 +239,40 @@ def glob_matches(pattern: str, path: str) -> bool:
 
     ``*`` stays within a path segment, ``**`` crosses segments; a pattern without
     a slash matches a name at any depth (``*.sql``), a leading slash anchors it at
-    the root, and a pattern naming a folder covers everything below it.
+    the root, and a pattern naming a folder covers everything below it. A glob
+    without wildcards (most of the guard files') is matched by the same reading
+    without compiling it: the guard runs in every commit's hook.
     """
-    return _compile(pattern).match_file(path)
+    form = _literal_form(pattern)
+    if form is None:
+        return _compile(pattern).match_file(path)
+    kind, text = form
+    if kind == "name":  # ``Jenkinsfile``: that name at any depth, and all below it
+        return text in path.split("/")
+    if kind == "inside":  # ``.github/workflows/**``: everything below that folder
+        return path.startswith(text + "/")
+    return path == text or path.startswith(text + "/")  # ``src/auth``: it, and below
+
+
+_WILDCARDS = frozenset("*?[\\")
+
+
+@lru_cache(maxsize=512)
+def _literal_form(pattern: str) -> tuple[str, str] | None:
+    """How a glob without wildcards matches — ("name", n), ("inside", folder) or
+    ("anchored", path) — or None for every other glob (pathspec reads those)."""
+    if not pattern or pattern[0] in "!#" or pattern != pattern.strip() or pattern.endswith("/"):
+        return None
+    inside = pattern.endswith("/**")
+    body = pattern[:-3] if inside else pattern
+    if not body or _WILDCARDS & set(body) or "//" in body:
+        return None
+    if inside:
+        return "inside", body.removeprefix("/")
+    if "/" not in body:
+        return "name", body
+    anchored = body.removeprefix("/")
+    return ("anchored", anchored) if anchored and not anchored.startswith("/") else None
 
 
 def glob_problem(pattern: str) -> str | None:

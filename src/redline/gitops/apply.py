@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import pygit2
 
+from redline.engine.confidence import shown_confidence
 from redline.engine.edit import EditRequest, apply_edit
 from redline.engine.errors import RedlineError, RequestError
 from redline.engine.patch import PatchRequest, apply_patch, changed_after_planning, summarise
@@ -60,7 +61,7 @@ from redline.engine.read import (
     read_text,
     unreadable,
 )
-from redline.engine.result import Commit, Result, shown_confidence
+from redline.engine.result import Commit, Result
 from redline.engine.weakening import weakenings
 from redline.engine.write import DeleteRequest, WriteRequest, operation, plan_file
 from redline.gitops import notes

@@ -25,10 +25,9 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
+from redline.engine.confidence import shown_confidence
 from redline.engine.lineage import significant
-from redline.engine.paths import safe_text, shown_path
 from redline.engine.policy import Policy
-from redline.engine.result import shown_confidence
 from redline.hooks.ledger import EditRecord, Ledger, RecordedOperation
 
 if TYPE_CHECKING:
@@ -352,6 +351,8 @@ def describe_unreadable(unreadable: list[Unreadable], lead: str) -> str:
 
 
 def _describe_blocked(found: list[Blocked], again: str) -> str:
+    from redline.engine.paths import safe_text, shown_path  # only to refuse: hooks start light
+
     lines = [
         f"redline guard: refused — {len(found)} flagged edit"
         + ("" if len(found) == 1 else "s")

@@ -21,15 +21,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pygit2
 
 from redline.engine.errors import RedlineError
 from redline.engine.policy import SETTINGS_FILES, Policy
-from redline.gitops.session import Session
 from redline.hooks.config import PolicyError, policy_from_tree, stricter_policy
 from redline.hooks.guard import carrying_commit, in_effect
 from redline.hooks.ledger import Ledger
+
+if TYPE_CHECKING:
+    from redline.gitops.session import Session
 
 POLICY_PATHS = frozenset(SETTINGS_FILES)
 Side = tuple[pygit2.Tree | None, str]  # a tree and where it is, for messages

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from redline.engine.result import shown_confidence
+from redline.engine.confidence import shown_confidence
 
 SUCCESS = frozenset(["applied", "no_change", "read"])  # every other status is a tool error
 

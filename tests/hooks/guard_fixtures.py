@@ -23,10 +23,12 @@ import pytest
 from gitmode_fixtures import git, make_repo
 from redline.engine.edit import EditItem, EditRequest
 from redline.engine.patch import PatchRequest
-from redline.gitops.apply import SessionApplier
+from redline.gitops.apply import PolicyReading, SessionApplier
 from redline.gitops.repo import main_repository
 from redline.gitops.session import open_session
-from redline.hooks.config import policy_from_tree
+from redline.hooks import ledger
+from redline.hooks.config import policy_from_files, settings_table
+from redline.hooks.mainline import Mainline
 
 REDLINE = [sys.executable, "-m", "redline"]
 REVIEWER = "Repo User <repo-user@example.com>"  # the identity make_repo configures
@@ -76,7 +78,7 @@ paths = ["migrations/**"]
 require = "exact"
 """
 MIGRATION_RULE = "guard.protect[1] (migrations/**)"
-DEFAULT_RULE = "default (policy and hook files)"
+DEFAULT_RULE = "default (guard files: policy, hooks, CI)"
 
 
 def user_repo(path: Path, policy: str | None = POLICY, **extra: str) -> Path:
@@ -140,8 +142,12 @@ class Agent:
 def agent(repo: Path, name: str = "s") -> Agent:
     git_repo, layout = main_repository(repo)
     session = open_session(git_repo, layout, name, None)
-    applier = SessionApplier(
-        git_repo, layout, session, policy_for=lambda tree: policy_from_tree(git_repo, tree)
+    applier = SessionApplier(  # as the daemon makes it (daemon.service)
+        git_repo,
+        layout,
+        session,
+        reading=PolicyReading(policy_from_files, settings_table),
+        mainline=Mainline(git_repo, session, ledger.load),
     )
     return Agent(applier, name)
 

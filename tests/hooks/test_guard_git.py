@@ -47,6 +47,7 @@ from guard_fixtures import (
 )
 
 from gitmode_fixtures import git, make_repo, note_of
+from redline.engine.confidence import shown_confidence
 from redline.engine.edit import EditItem, EditRequest, apply_edit
 
 
@@ -80,7 +81,7 @@ def assert_names_the_edit(message: str, f: Flagged, *copies: str) -> None:
     """
     assert any(f"edit {f.edit} (commit {c[:12]})" in message for c in (f.commit, *copies))
     assert f"{MIGRATION} lines 2-4" in message
-    assert f"fuzzy {f.confidence:g}" in message
+    assert f"fuzzy {shown_confidence(f.confidence)}" in message
     assert f"rule {MIGRATION_RULE}: match_type fuzzy is not one of: exact" in message
     assert f"`redline approve {f.edit}`" in message
     assert "redline review" in message
@@ -632,7 +633,8 @@ def test_min_confidence_boundary_end_to_end(tmp_path: Path, offset: float, block
     proc = run_git(repo, "commit", "-m", "docs")
     if blocked:
         message = refusal(proc)
-        assert f"confidence {confidence:g} is below the minimum {minimum:g}" in message
+        shown = shown_confidence(confidence, 6)
+        assert f"confidence {shown} is below the minimum {minimum:g}" in message
         assert "rule guard.protect[1] (docs/**)" in message
     else:
         assert proc.returncode == 0, proc.stderr
@@ -755,7 +757,7 @@ def test_a_fuzzy_edit_to_the_policy_file_itself_is_flagged(tmp_path: Path) -> No
         {
             "rule": DEFAULT_RULE,
             "path": ".redline.toml",
-            "reason": "edits to the guard's own policy and hook files need a person's approval",
+            "reason": "edits to the guard's own files (its policy, hook configuration and CI definitions) need a person's approval",
         }
     ]
     # the three-way merge kept the file's "exact"

@@ -58,7 +58,7 @@ FILES: dict[str, str | bytes] = {
     APP: APP_TEXT,
 }
 REVIEWER = "Repo User <repo-user@example.com>"
-GUARD_FILE_REASON = "edits to the guard's own policy and hook files need a person's approval"
+GUARD_FILE_REASON = "edits to the guard's own files (its policy, hook configuration and CI definitions) need a person's approval"
 PUSH = "the push of refs/heads/main to refs/heads/main"
 
 
@@ -152,25 +152,35 @@ def flag(rule: str, path: str, reason: str) -> dict[str, str]:
     return {"rule": rule, "path": path, "reason": reason}
 
 
-DEFAULT = "default (policy and hook files)"
+DEFAULT = "default (guard files: policy, hooks, CI)"
 AUTH_RULE = "guard.protect[1] (migrations/**, src/auth/**)"
 
 
 def test_an_exact_edit_that_unprotects_a_path_cannot_weaken_the_guard(guarded: Guarded) -> None:
     unprotect = guarded.edit(".redline.toml", POLICY, WEAKER)
     assert unprotect["match_type"] == "exact"
-    assert unprotect["flags"] == [flag(DEFAULT, ".redline.toml", GUARD_FILE_REASON)]
+    assert unprotect["flags"] == [
+        flag(DEFAULT, ".redline.toml", GUARD_FILE_REASON),
+        # compared as parsed rules: what the change takes away is named
+        flag(
+            "policy change",
+            ".redline.toml",
+            f"weakens the guard policy: src/auth/** ({AUTH_RULE}): required match type exact; "
+            "the new policy also takes escaped, fuzzy, line_fuzzy, punctuation, rstrip, "
+            "strip, trailing_newline, whitespace",
+        ),
+    ]
     policy_edit, policy_commit = edit_of(unprotect)
     # the next edit is judged by the policy the session started from: still protected
     login = guarded.edit(LOGIN, LOGIN_OLD, LOGIN_NEW)
-    assert (login["match_type"], login["confidence"]) == ("fuzzy", 0.9953)
+    assert (login["match_type"], round(login["confidence"], 4)) == ("fuzzy", 0.9953)
     assert login["flags"] == [flag(AUTH_RULE, LOGIN, "match_type fuzzy is not one of: exact")]
     login_edit, login_commit = edit_of(login)
 
     guarded.land()
     assert guarded.refused() == (
         "redline guard: refused — 2 flagged edits not yet approved by a person:\n"
-        f"  edit {policy_edit} (commit {policy_commit[:12]}): .redline.toml lines 1-3, exact 1"
+        f"  edit {policy_edit} (commit {policy_commit[:12]}): .redline.toml lines 1-3, exact 1.0"
         f" — rule {DEFAULT}: {GUARD_FILE_REASON}\n"
         f"  edit {login_edit} (commit {login_commit[:12]}): {LOGIN} lines 2-4, fuzzy 0.9953"
         f" — rule {AUTH_RULE} of .redline.toml before {PUSH}: match_type fuzzy is not one of:"
@@ -251,7 +261,7 @@ PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
             "*** Update File: .redline.toml\n*** Move to: old-policy.toml\n@@\n"
             ' paths = ["migrations/**", "src/auth/**"]\n-require = "exact"\n+require = "fuzzy"\n',
             ".redline.toml",
-            "lines 2-3, exact 1",  # the moved file's hunk, matched exactly
+            "lines 2-3, exact 1.0",  # the moved file's hunk, matched exactly
         ),
         (
             "*** Add File: .githooks/pre-push\n+#!/bin/sh\n+exit 0\n",
@@ -331,7 +341,7 @@ def test_an_exact_edit_that_rewrites_a_flagged_edit_carries_its_flag(guarded: Gu
     # the flagged lines are gone from what is pushed; the rewrite carries their flag
     assert guarded.refused() == (
         "redline guard: refused — 1 flagged edit not yet approved by a person:\n"
-        f"  edit {second} (commit {second_commit[:12]}): {MIGRATION} lines 4-5, exact 1 — rule "
+        f"  edit {second} (commit {second_commit[:12]}): {MIGRATION} lines 4-5, exact 1.0 — rule "
         f"carried flag: rewrites lines inserted by edit {first} (commit {first_commit[:12]}), "
         "which is flagged and not yet approved; approving either edit clears this one\n"
         "Review each edit's diff (`redline review`), then approve it with "

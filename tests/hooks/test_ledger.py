@@ -200,5 +200,5 @@ def test_a_flagged_edit_keeps_its_operations_that_matched_no_text(tmp_path: Path
     assert entry.operations == [
         ledgers.RecordedOperation(".redline.toml", None, None, None, None, "add")
     ]
-    assert entry.flagged[0]["rule"] == "default (policy and hook files)"
+    assert entry.flagged[0]["rule"] == "default (guard files: policy, hooks, CI)"
     assert load(repo).edits == {commit["commit"]: commit["edit"]}

@@ -269,6 +269,27 @@ def test_a_denied_call_is_rejected_naming_the_rule(folder: Folder) -> None:
     assert (folder.root / "c.txt").exists()
 
 
+def test_an_agent_cannot_rewrite_the_rules_that_govern_it(folder: Folder) -> None:
+    """Embedded: a write of .redline.toml that would allow what it denies is refused, and
+    the next call is still denied (issue 20, reproduction 8)."""
+    (folder.root / ".redline.toml").write_text('[permission.edit]\n"b.py" = "deny"\n')
+
+    async def main() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async with connect(folder.env, folder.root) as session:
+            relax = await session.call_tool(
+                "write", {"path": ".redline.toml", "content": '[permission]\nedit = "allow"\n'}
+            )
+            denied = await session.call_tool("edit", edit("b.py", "VALUE = 1", "VALUE = 2"))
+            return relax, denied
+
+    relax, denied = run(main)
+    assert relax.is_error and structured(relax)["status"] == "rejected"
+    assert "would change redline's own settings" in structured(relax)["error"]
+    assert denied.is_error and 'permission.edit."b.py" = "deny"' in structured(denied)["error"]
+    assert (folder.root / ".redline.toml").read_text() == '[permission.edit]\n"b.py" = "deny"\n'
+    assert (folder.root / "b.py").read_text() == "VALUE = 1\n"
+
+
 def test_a_path_rule_denies_one_path_and_names_the_rule(folder: Folder) -> None:
     (folder.root / ".redline.toml").write_text('[permission.edit]\n"b.py" = "deny"\n')
 
@@ -512,6 +533,8 @@ def test_an_absolute_path_is_judged_by_the_path_it_names(gm: GitMode, folder: Fo
     (git mode), and for the folder's (embedded)."""
     rules = '[permission.edit]\n"docs/**" = "deny"\n'
     (gm.repo / ".redline.toml").write_text(rules)
+    git(gm.repo, "add", ".redline.toml", env=gm.env)
+    git(gm.repo, "commit", "-qm", "rules", env=gm.env)  # git mode: the committed rules govern
     (folder.root / ".redline.toml").write_text(rules)
 
     async def main() -> list[types.CallToolResult]:

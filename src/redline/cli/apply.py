@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from redline.cli._connect import daemon_files, repo_option
+from redline.cli._connect import daemon_files, mainline_settings, repo_option
 from redline.cli.runners import (
     Runner,
     clip,
@@ -226,7 +227,11 @@ def _permitted(run: Runner, root: Path | None, repo: Path, session: str | None) 
     if root is not None:
         gate = permission_gate(root)
     else:
-        gate = permission_gate(repository_root(repo), _session_worktree(repo, session))
+        gate = permission_gate(
+            repository_root(repo),
+            _session_worktree(repo, session),
+            partial(mainline_settings, repo, session),
+        )
 
     def permitted(obj: Any) -> dict[str, Any]:
         refused = gate(obj)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from redline.cli._connect import repo_option
+from redline.cli._connect import mainline_settings, repo_option
 
 if TYPE_CHECKING:
     from redline.mcp.backend import Backend
@@ -83,7 +83,7 @@ def mcp_command(
         backend = Session(lambda: daemon_client_started(repo), session)
     else:
         backend = Embedded(root)
-    _serve(root, backend, model, provider, git_mode, session)
+    _serve(root, backend, model, provider, git_mode, session, repo)
 
 
 def _serve(
@@ -93,6 +93,7 @@ def _serve(
     provider: str | None,
     git_mode: bool,
     session: str | None,
+    repo: Path,
 ) -> None:
     import anyio
 
@@ -102,7 +103,9 @@ def _serve(
     from redline.tools.definitions import DEFINITIONS
     from redline.tools.surface import select
 
-    config = load_config(root)
+    # Git mode: the repository's settings as the main line has them committed, never the
+    # session's worktree, where the agent could change them.
+    config = load_config(root, mainline_settings(repo, session) if git_mode else None)
     if model is None:  # the flag wins over [agent] in the config files
         model, provider = config.model, provider or config.provider
     surface = select(model, provider=provider, endpoint="chat", config=config)

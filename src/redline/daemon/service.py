@@ -26,7 +26,7 @@ from redline.engine.patch import PatchRequest
 from redline.engine.result import Result
 from redline.gitops import history, outcomes
 from redline.gitops import session as sessions
-from redline.gitops.apply import OnWorker, SessionApplier, here
+from redline.gitops.apply import OnWorker, PolicyReading, SessionApplier, here
 from redline.gitops.errors import SessionError
 from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects
 from redline.gitops.repo import main_repository
@@ -34,7 +34,8 @@ from redline.gitops.spares import SparePool
 from redline.gitops.worktree import request_path
 from redline.gitops.writer import Writer
 from redline.hooks import ledger
-from redline.hooks.config import policy_from_tree
+from redline.hooks.config import policy_from_files, settings_table
+from redline.hooks.mainline import Mainline
 
 log = logging.getLogger("redline.daemon")
 T = TypeVar("T")
@@ -107,7 +108,8 @@ class Service:
                 session,
                 writer=self.writer,
                 fault=self._fault,
-                policy_for=lambda tree: policy_from_tree(self.repo, tree),
+                reading=PolicyReading(policy_from_files, settings_table),
+                mainline=Mainline(self.repo, session, ledger.load),
             )
             done = applier.publisher.recover()
             if done:

@@ -19,7 +19,15 @@ from redline.engine.decode import Decoded, decode
 from redline.engine.diagnose import NOT_FOUND, not_found
 from redline.engine.diff import unified_spans
 from redline.engine.errors import FileFormatError, MergeConflict, TooDifferent
-from redline.engine.match import CONFIDENCE, ChainResult, FileView, Span, find_all, match_chain
+from redline.engine.match import (
+    CONFIDENCE,
+    ChainResult,
+    FileView,
+    Span,
+    find_all,
+    honest_confidence,
+    match_chain,
+)
 from redline.engine.result import Failure, Match, Result, Status
 
 if TYPE_CHECKING:
@@ -441,7 +449,7 @@ def _non_overlapping(positions: list[int], width: int) -> list[int]:
 def _describe(view: FileView, span: Span, match_type: str) -> Match:
     return Match(
         match_type=match_type,
-        confidence=round(span.score, 4),
+        confidence=honest_confidence(match_type, span.score),
         matched_text=view.text[span.start : span.end],
         start_line=view.line_of(span.start) + 1,
         end_line=view.line_of(max(span.start, span.end - 1)) + 1,

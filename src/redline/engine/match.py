@@ -27,6 +27,9 @@ CONFIDENCE = {
     "whitespace": 0.95,
     "escaped": 0.9,  # old_string with \\n, \\t, \\' … where the file has the characters
 }
+# A match that tolerated anything reports at most this: never 1.0, whatever its
+# similarity rounds to (a 300-line block with one typo is 0.99996 similar).
+TOLERANT_CEILING = 0.9999
 TIERS = ("exact", "trailing_newline", "punctuation", "whitespace", "fuzzy", "line_fuzzy")
 CLEAR_MARGIN = 0.03
 # Fuzzy tiers need this much non-whitespace text: shorter snippets are too
@@ -35,6 +38,15 @@ MIN_FUZZY_CHARS = 10
 _MAX_FUZZY_CANDIDATES = 40
 _PREFILTER_SLACK = 0.2
 _WORD = re.compile(r"\w")
+
+
+def honest_confidence(match_type: str, score: float) -> float:
+    """The confidence a match records: 1.0 for ``exact`` only; any other match its
+    similarity, unrounded, and below 1 (at most :data:`TOLERANT_CEILING`), so that
+    a policy's ``min_confidence = 1.0`` always refuses a tolerant match."""
+    if match_type == "exact":
+        return CONFIDENCE["exact"]
+    return min(score, TOLERANT_CEILING)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from redline.engine.result import Result
 from redline.fsops.atomic import NotRegular, read_regular
 from redline.fsops.confine import confine, not_regular, relative_to_root
 from redline.fsops.files import write_atomic
+from redline.fsops.settings import SettingsGuard, settings_refusal
 
 
 class DirectorySnapshot:
@@ -58,16 +59,18 @@ def apply_patch_in_directory(
     dry_run: bool = False,
     before_write: Callable[[], None] | None = None,
     validate: Callable[[str], bool] | None = None,
+    settings: SettingsGuard | None = None,
 ) -> Result:
     """Plan ``text`` against ``root`` and write the groups that apply.
 
     ``before_write`` runs between planning and writing (a seam for tests of the
     changed-after-planning check); ``validate`` names the paths that must still
-    parse (engine.patch.apply_patch).
+    parse (engine.patch.apply_patch); ``settings`` may refuse a change of redline's
+    own settings files (see :func:`land`).
     """
     snapshot = DirectorySnapshot(root)
     outcome = apply_patch(text, snapshot, validate)
-    return land(snapshot, outcome, dry_run=dry_run, before_write=before_write)
+    return land(snapshot, outcome, dry_run=dry_run, before_write=before_write, settings=settings)
 
 
 def land(
@@ -76,9 +79,17 @@ def land(
     *,
     dry_run: bool = False,
     before_write: Callable[[], None] | None = None,
+    settings: SettingsGuard | None = None,
 ) -> Result:
     """Write the planned ``outcome`` (a patch's groups, or a write's or delete's one):
-    nothing if any of its files changed since planning; all or, on an error, nothing."""
+    nothing if any of its files changed since planning; all or, on an error, nothing.
+    Nothing either, ``rejected``, when ``settings`` refuses what it would do to
+    redline's own settings files (a dry run is refused alike)."""
+    if settings is not None and outcome.changes:
+        planned = [(snapshot.path_of(c.path), c.after) for c in outcome.changes]
+        refused = settings_refusal(snapshot.root, settings, planned)
+        if refused is not None:
+            return Result("rejected", path=refused[0], error=refused[1])
     if dry_run or not outcome.changes:
         return outcome.result
     if before_write is not None:

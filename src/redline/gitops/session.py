@@ -33,6 +33,10 @@ class Session:
     base: str  # commit id the session's history starts after
     created: float
     resumed: bool = False  # continues the branch of an earlier session of this name
+    # The branch the session was opened from (its full ref name; None when it was opened
+    # from a commit, a tag or a detached HEAD): the main line whose committed policy and
+    # permissions govern the session's agent, never the files of its own worktree.
+    origin: str | None = None
 
     @property
     def short_branch(self) -> str:
@@ -134,6 +138,7 @@ def open_session(
             f"cannot resolve {base or 'HEAD'!r} to a commit; give --base a branch, tag or "
             "commit (a repository needs at least one commit)"
         ) from None
+    origin = _origin_branch(repo, base)
     ref = repo.branches.local.create(branch.removeprefix("refs/heads/"), commit)
     try:
         repo.add_worktree(_worktree_name(name), str(path), ref)
@@ -141,11 +146,25 @@ def open_session(
         ref.delete()
         raise SessionError(f"cannot create the worktree at {path}: {exc}") from None
     _ensure_rewrite_ref(repo)
-    session = Session(name, branch, str(path), str(commit.id), time.time())
+    session = Session(name, branch, str(path), str(commit.id), time.time(), origin=origin)
     _write(_meta_path(layout, name), session)
     # A record left by a session whose branch was deleted since (by git) is stale.
     _closed_path(layout, name).unlink(missing_ok=True)
     return session
+
+
+def _origin_branch(repo: pygit2.Repository, base: str | None) -> str | None:
+    """The branch a new session starts from: HEAD's, or the branch ``base`` names (None:
+    a commit, a tag, a detached HEAD)."""
+    if base is None:
+        if repo.head_is_unborn or repo.head_is_detached:
+            return None
+        name = repo.head.name
+    else:
+        name = base if base.startswith("refs/heads/") else f"refs/heads/{base}"
+        if name not in repo.references:
+            return None
+    return None if name.startswith(f"refs/heads/{BRANCH_PREFIX}") else name
 
 
 def _resume(
@@ -175,6 +194,8 @@ def _resume(
             "or pick another session name"
         ) from None
     start = closed_base(repo, layout, name, tip.id)
+    closed = _read(_closed_path(layout, name))
+    origin = closed.origin if closed is not None else None
     try:
         repo.add_worktree(_worktree_name(name), str(path), repo.branches.local[short])
     except pygit2.GitError as exc:
@@ -183,7 +204,7 @@ def _resume(
             "`git worktree list` shows where the branch is in use"
         ) from None
     _ensure_rewrite_ref(repo)
-    session = Session(name, branch, str(path), str(start), time.time(), resumed=True)
+    session = Session(name, branch, str(path), str(start), time.time(), resumed=True, origin=origin)
     _write(_meta_path(layout, name), session)
     _closed_path(layout, name).unlink(missing_ok=True)
     return session

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
+from redline.engine.confidence import shown_confidence
 from redline.engine.lineage import significant
 from redline.engine.policy import Policy
 from redline.hooks.ledger import EditRecord, Ledger, RecordedOperation
@@ -350,6 +351,8 @@ def describe_unreadable(unreadable: list[Unreadable], lead: str) -> str:
 
 
 def _describe_blocked(found: list[Blocked], again: str) -> str:
+    from redline.engine.paths import safe_text, shown_path  # only to refuse: hooks start light
+
     lines = [
         f"redline guard: refused — {len(found)} flagged edit"
         + ("" if len(found) == 1 else "s")
@@ -364,13 +367,13 @@ def _describe_blocked(found: list[Blocked], again: str) -> str:
             else "whole file"
         )
         how = (
-            f"{b.match_type} {b.confidence:g}"
+            f"{b.match_type} {shown_confidence(b.confidence)}"
             if b.match_type is not None and b.confidence is not None
             else (b.op or "change")
         )
         lines.append(
-            f"  edit {b.edit} (commit {b.commit[:12]}): {b.path} {where}, {how} — "
-            f"rule {b.rule}: {b.reason}"
+            f"  edit {b.edit} (commit {b.commit[:12]}): {shown_path(b.path)} {where}, {how} — "
+            + safe_text(f"rule {b.rule}: {b.reason}", keep="")
         )
     edits = " ".join(dict.fromkeys(b.edit for b in found))
     then = f" and {again} again" if again else ""

@@ -32,7 +32,8 @@ from redline.daemon.client import Client
 from redline.daemon.protocol import RpcError
 from redline.gitops import journal
 
-pytestmark = pytest.mark.slow
+# The daemon kills itself (REDLINE_FAULT) or is killed: a real process each time.
+pytestmark = [pytest.mark.slow, pytest.mark.daemon_process]
 
 FAULTS = [
     "before-journal",

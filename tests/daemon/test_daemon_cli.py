@@ -15,6 +15,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from gitmode_fixtures import (
     FILES,
     REDLINE,
@@ -355,6 +357,7 @@ def test_the_daemon_exits_when_idle(gm: GitMode) -> None:
     assert not gm.cli.pid_file.exists()
 
 
+@pytest.mark.daemon_process
 def test_a_killed_daemon_is_replaced_on_demand(gm: GitMode) -> None:
     gm.cli.open_session("s")
     old = gm.cli.status()
@@ -493,6 +496,7 @@ def test_commands_started_at_once_share_one_daemon(gm: GitMode) -> None:
     assert log.count("listening on") == 1, log  # the losers never got past the lock
 
 
+@pytest.mark.daemon_process
 def test_sigterm_stops_the_daemon_cleanly(gm: GitMode) -> None:
     gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
     status = gm.cli.status()

@@ -33,7 +33,6 @@ from guard_fixtures import (
     MIGRATION,
     MIGRATION_RULE,
     MIGRATION_TEXT,
-    REDLINE,
     REVIEWER,
     Flagged,
     agent,
@@ -428,9 +427,7 @@ def test_deleting_a_remote_branch_is_not_checked(flagged: Flagged, tmp_path: Pat
 def guard_range(repo: Path, from_ref: str, to_ref: str) -> subprocess.CompletedProcess[str]:
     """``redline guard`` as the pre-commit framework runs it for a range."""
     env = {**os.environ, "PRE_COMMIT_FROM_REF": from_ref, "PRE_COMMIT_TO_REF": to_ref}
-    return subprocess.run(
-        [*REDLINE, "guard"], cwd=repo, env=env, capture_output=True, text=True, timeout=120
-    )
+    return redline(repo, "guard", env=env)
 
 
 @pytest.mark.parametrize("to_ref", ["HEAD", "main", "sha"])

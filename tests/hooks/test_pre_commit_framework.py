@@ -3,8 +3,8 @@
 ``pre-commit try-repo <this project> redline-guard`` clones the project, builds
 a virtualenv and pip-installs redline from it, exactly as a user's
 ``.pre-commit-config.yaml`` entry would, then runs the hook in a user
-repository. One pre-commit store (and pip cache) serves the whole module; HOME
-stays empty, so every cache location is set explicitly.
+repository. One pre-commit store (and pip cache) serves the whole run (``pre_commit_cache``);
+HOME stays empty, so every cache location is set explicitly.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from guard_fixtures import (
     Flagged,
     flagged_edit,
     pre_commit,
-    pre_commit_caches,
     redline,
     user_repo,
 )
 
 from gitmode_fixtures import git
 
-pytestmark = pytest.mark.slow
+# Real pre-commit, building a real virtualenv with redline pip-installed into it.
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 PROJECT = Path(__file__).resolve().parents[2]
 HOOK_ID = "redline-guard"
@@ -52,10 +52,10 @@ def project() -> Path:
     return PROJECT
 
 
-@pytest.fixture(scope="module")
-def caches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """One pre-commit store, pip cache and virtualenv app data for the module."""
-    return pre_commit_caches(tmp_path_factory.mktemp("pre-commit-caches"))
+@pytest.fixture
+def caches(pre_commit_cache: dict[str, str]) -> dict[str, str]:
+    """The run's one pre-commit store, pip cache and virtualenv app data."""
+    return pre_commit_cache
 
 
 def try_repo(

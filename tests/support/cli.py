@@ -55,7 +55,24 @@ def run(
     cwd: Path | str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``redline ARGS`` in this process; ``env`` defaults to this process's environment and
-    ``cwd`` to its working folder, as for a subprocess."""
+    ``cwd`` to its working folder, as for a subprocess. Output as text (UTF-8)."""
+    done = run_bytes(args, input=input, env=env, cwd=cwd)
+    return subprocess.CompletedProcess(
+        done.args,
+        done.returncode,
+        done.stdout.decode("utf-8", errors="replace"),
+        done.stderr.decode("utf-8", errors="replace"),
+    )
+
+
+def run_bytes(
+    args: Sequence[str],
+    *,
+    input: str | bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | str | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """:func:`run` with the output as the bytes written."""
     from redline.cli.main import cli
 
     data = input.encode() if isinstance(input, str) else input
@@ -69,9 +86,4 @@ def run(
         assert result.exc_info is not None
         stderr += "".join(traceback.format_exception(*result.exc_info)).encode()
         code = 1
-    return subprocess.CompletedProcess(
-        [PROG, *args],
-        code,
-        result.stdout_bytes.decode("utf-8", errors="replace"),
-        stderr.decode("utf-8", errors="replace"),
-    )
+    return subprocess.CompletedProcess([PROG, *args], code, result.stdout_bytes, stderr)

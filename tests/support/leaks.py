@@ -24,7 +24,7 @@ import pytest
 from support import daemon as threads
 from support.env import RUN_MARK
 
-GRACE = 5.0  # seconds a stopping process gets to finish before it counts as left behind
+GRACE = 2.0  # seconds a stopping process gets to finish before it counts as left behind
 
 
 @dataclass(frozen=True)

@@ -197,6 +197,7 @@ def test_the_users_file_applies_when_the_folder_has_none(
     assert f'permission."*" = "deny" (in {user})' in result["error"]
 
 
+@pytest.mark.e2e  # the real process
 def test_the_real_process_answers_the_same(root: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REDLINE_"))}
     env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "xdg"))

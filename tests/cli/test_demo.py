@@ -12,6 +12,10 @@ import pytest
 
 from cli_support import redline_script
 
+# The demo runs redline's commands as real processes, as a user would, and the real
+# redline script runs it.
+pytestmark = pytest.mark.e2e
+
 TOLERANT_TYPES = {"trailing_newline", "punctuation", "whitespace", "fuzzy", "line_fuzzy"}
 
 

@@ -3,7 +3,8 @@
 :func:`run` gives what ``subprocess.run([... "redline", *args])`` gives — exit code,
 stdout and stderr apart, as text — through click's ``CliRunner``, with what a
 process would have had: exactly the environment given (``os.environ`` replaced
-for the call, not added to), the working folder, ``sys.argv``, stdin as bytes.
+for the call, not added to), the working folder, ``sys.argv``, the temporary
+folder (from ``TMPDIR``), stdin as bytes.
 An exception no boundary caught is a traceback on stderr and exit code 1, as
 Python gives. The process's global state is swapped for the call and put back,
 so calls take turns (a lock): two threads never run the CLI at once.
@@ -15,6 +16,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,24 +25,33 @@ from pathlib import Path
 from click.testing import CliRunner
 
 PROG = "redline"
-_turn = threading.RLock()
+turn = threading.RLock()  # one command at a time: each swaps the process state
+# The interpreter commands see as sys.executable (what `redline hooks install` writes
+# into the hooks); None: this one. support.hooks sets it.
+interpreter: str | None = None
 
 
 @contextlib.contextmanager
 def process_state(env: Mapping[str, str], cwd: Path, argv: Sequence[str]) -> Iterator[None]:
     """This process's environment, working folder and argv as another process's would be,
     for the duration of the block."""
-    with _turn:
+    with turn:
         saved_env = dict(os.environ)
         saved_cwd = os.getcwd()
         saved_argv = sys.argv
+        saved_tempdir = tempfile.tempdir
+        saved_executable = sys.executable
         os.environ.clear()
         os.environ.update(env)
         os.chdir(cwd)
         sys.argv = list(argv)
+        tempfile.tempdir = None  # found again from TMPDIR, as a new process finds it
+        sys.executable = interpreter or saved_executable
         try:
             yield
         finally:
+            sys.executable = saved_executable
+            tempfile.tempdir = saved_tempdir
             sys.argv = saved_argv
             os.chdir(saved_cwd)
             os.environ.clear()

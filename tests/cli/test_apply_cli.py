@@ -27,6 +27,7 @@ from cli_support import redline_script
 from redline.cli.main import cli
 from redline.engine.similarity import ratio
 from support import cli as inproc
+from support.env import guarded_home, without_caller_variables
 
 # The documented fields of every result (DESIGN "Results"); later tools may add more.
 RESULT_FIELDS = {
@@ -68,10 +69,8 @@ REDLINE = redline_script()
 
 @pytest.fixture
 def home(tmp_path: Path) -> Iterator[Path]:
-    home = tmp_path / "home"
-    home.mkdir()
-    yield home
-    assert list(home.iterdir()) == [], "redline wrote into HOME"
+    with guarded_home(tmp_path / "home") as home:
+        yield home
 
 
 @pytest.fixture
@@ -79,7 +78,7 @@ def env(tmp_path: Path, home: Path) -> dict[str, str]:
     """The environment of a subprocess: our own HOME and TMPDIR, no git variables."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REDLINE_"))}
+    clean = without_caller_variables(os.environ)
     clean.update(HOME=str(home), TMPDIR=str(scratch), PYTHONDONTWRITEBYTECODE="1")
     return clean
 

@@ -20,6 +20,7 @@ from conformance_paths import LENIENT_SCENARIOS, MALFORMED_SCENARIOS, SCENARIOS,
 from conformance_paths import MISSING as NO_SCENARIOS
 from redline.tools.grammar import grammar_text
 from support import cli as inproc
+from support.env import without_caller_variables
 
 ENDPOINTS = ("responses", "chat", "anthropic")
 MODELS = ("gpt-5", "gpt-5-codex", "codex-auto-review", "claude-sonnet-4-5", "qwen3-coder", "o3")
@@ -29,7 +30,7 @@ MODELS = ("gpt-5", "gpt-5-codex", "codex-auto-review", "claude-sonnet-4-5", "qwe
 def env(tmp_path: Path) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir()
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REDLINE_"))}
+    clean = without_caller_variables(os.environ)
     clean.update(HOME=str(home), XDG_CONFIG_HOME=str(tmp_path / "xdg"))
     return clean
 

@@ -34,6 +34,7 @@ from gitmode_fixtures import (
 from redline.daemon.client import Client
 from redline.gitops.packs import CONSOLIDATE_AFTER
 from redline.gitops.spares import KEEP
+from support.requests import edit, patch
 
 
 def state_dir(gm: GitMode) -> Path:
@@ -48,14 +49,6 @@ def expected_socket(gm: GitMode) -> Path:
         return natural
     digest = hashlib.sha256(str(common).encode()).hexdigest()[:16]
     return gm.runtime / "redline" / f"{digest}.sock"
-
-
-def edit(path: str, old: str, new: str) -> dict[str, object]:
-    return {"tool": "edit", "path": path, "old_string": old, "new_string": new}
-
-
-def patch(body: str) -> dict[str, object]:
-    return {"tool": "apply_patch", "patch": f"*** Begin Patch\n{body}*** End Patch\n"}
 
 
 # --- sessions, apply, log ----------------------------------------------------------------

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None, check: bool = True) -> str:
     """Run the git binary; return its stdout (raise with stderr when it fails)."""
@@ -209,3 +211,9 @@ FILES: dict[str, str | bytes] = {
     "blob.bin": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x01\x00\x00",
     ".gitignore": "*.log\n",
 }
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository on main with the usual files (tool.sh executable, *.log ignored)."""
+    return make_repo(tmp_path / "repo", FILES, executable=("tool.sh",))

@@ -275,6 +275,10 @@ def test_the_packs_of_many_requests_are_rolled_up_as_they_go(gm: GitMode) -> Non
 def test_log_lists_the_commits_with_their_evidence(gm: GitMode) -> None:
     opened = gm.cli.open_session("s")
     _, one = gm.cli.apply("s", edit("b.py", "VALUE = 1", "VALUE = 2"))
+    # Changed while no daemon watches, so that the next request finds it for certain (its
+    # daemon walks the worktree): a running daemon's watcher reports a change a moment
+    # after it is made, and a request sent at once may come before the report.
+    gm.cli.ok("daemon", "stop", "--repo", str(gm.repo))
     (Path(opened["worktree"]) / "c.txt").write_text("changed outside\n")
     _, two = gm.cli.apply("s", edit("a.py", "'Hello, ' + name", "'Hi, ' + name"))
     assert [c["source"] for c in two["commits"]] == ["external", "agent"]

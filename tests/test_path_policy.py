@@ -25,8 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +34,7 @@ import pytest
 
 from gitmode_fixtures import GitMode, git, git_mode, scrubbed_env, write
 from redline.engine.paths import names_git
+from support import cli as inproc
 
 MARKER = "MARKER"
 ROOT = "{root}"  # in a case's path: the root (embedded) or the session worktree (git mode)
@@ -253,14 +252,7 @@ def run_jsonl(
     args: list[str], requests: list[dict[str, Any]], cwd: Path, env: dict[str, str]
 ) -> list[dict[str, Any]]:
     payload = "".join(json.dumps(r) + "\n" for r in requests)
-    proc = subprocess.run(
-        [sys.executable, "-m", "redline", "apply", "--jsonl", *args],
-        input=payload.encode(),
-        capture_output=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
+    proc = inproc.run_bytes(["apply", "--jsonl", *args], input=payload, cwd=cwd, env=env)
     assert proc.returncode in (0, 1, 2), proc.stderr.decode()
     assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()
     results = [json.loads(line) for line in proc.stdout.decode().splitlines()]

@@ -19,6 +19,8 @@ from click.testing import CliRunner
 
 from gitmode_fixtures import GitMode, branch_commits, gm, rev
 from redline.cli.main import cli
+from support.env import without_caller_variables
+from support.requests import edit
 
 __all__ = ["gm"]
 
@@ -31,10 +33,6 @@ RULES = """
 "*.lock" = "ask"
 """
 DENY_RULE = 'permission.edit."migrations/**" = "deny"'
-
-
-def edit(path: str, old: str, new: str) -> dict[str, Any]:
-    return {"tool": "edit", "path": path, "old_string": old, "new_string": new}
 
 
 @pytest.fixture
@@ -197,8 +195,9 @@ def test_the_users_file_applies_when_the_folder_has_none(
     assert f'permission."*" = "deny" (in {user})' in result["error"]
 
 
+@pytest.mark.e2e  # the real process
 def test_the_real_process_answers_the_same(root: Path, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REDLINE_"))}
+    env = without_caller_variables(os.environ)
     env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "xdg"))
     proc = subprocess.run(
         [sys.executable, "-m", "redline", "apply", "--root", str(root)],

@@ -15,6 +15,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from gitmode_fixtures import (
     FILES,
     REDLINE,
@@ -32,6 +34,7 @@ from gitmode_fixtures import (
 from redline.daemon.client import Client
 from redline.gitops.packs import CONSOLIDATE_AFTER
 from redline.gitops.spares import KEEP
+from support.requests import edit, patch
 
 
 def state_dir(gm: GitMode) -> Path:
@@ -46,14 +49,6 @@ def expected_socket(gm: GitMode) -> Path:
         return natural
     digest = hashlib.sha256(str(common).encode()).hexdigest()[:16]
     return gm.runtime / "redline" / f"{digest}.sock"
-
-
-def edit(path: str, old: str, new: str) -> dict[str, object]:
-    return {"tool": "edit", "path": path, "old_string": old, "new_string": new}
-
-
-def patch(body: str) -> dict[str, object]:
-    return {"tool": "apply_patch", "patch": f"*** Begin Patch\n{body}*** End Patch\n"}
 
 
 # --- sessions, apply, log ----------------------------------------------------------------
@@ -280,6 +275,10 @@ def test_the_packs_of_many_requests_are_rolled_up_as_they_go(gm: GitMode) -> Non
 def test_log_lists_the_commits_with_their_evidence(gm: GitMode) -> None:
     opened = gm.cli.open_session("s")
     _, one = gm.cli.apply("s", edit("b.py", "VALUE = 1", "VALUE = 2"))
+    # Changed while no daemon watches, so that the next request finds it for certain (its
+    # daemon walks the worktree): a running daemon's watcher reports a change a moment
+    # after it is made, and a request sent at once may come before the report.
+    gm.cli.ok("daemon", "stop", "--repo", str(gm.repo))
     (Path(opened["worktree"]) / "c.txt").write_text("changed outside\n")
     _, two = gm.cli.apply("s", edit("a.py", "'Hello, ' + name", "'Hi, ' + name"))
     assert [c["source"] for c in two["commits"]] == ["external", "agent"]
@@ -355,6 +354,7 @@ def test_the_daemon_exits_when_idle(gm: GitMode) -> None:
     assert not gm.cli.pid_file.exists()
 
 
+@pytest.mark.daemon_process
 def test_a_killed_daemon_is_replaced_on_demand(gm: GitMode) -> None:
     gm.cli.open_session("s")
     old = gm.cli.status()
@@ -493,6 +493,7 @@ def test_commands_started_at_once_share_one_daemon(gm: GitMode) -> None:
     assert log.count("listening on") == 1, log  # the losers never got past the lock
 
 
+@pytest.mark.daemon_process
 def test_sigterm_stops_the_daemon_cleanly(gm: GitMode) -> None:
     gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
     status = gm.cli.status()

@@ -15,6 +15,8 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
+
 from gitmode_fixtures import (
     FILES,
     GitMode,
@@ -47,6 +49,7 @@ def environ_of(pid: int) -> dict[str, str]:
     return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
 
 
+@pytest.mark.daemon_process
 def test_redline_acts_on_its_own_repository_whatever_git_dir_says(
     gm: GitMode, tmp_path: Path
 ) -> None:

@@ -29,10 +29,7 @@ from redline.daemon.housekeeping import Housekeeping, warm_imports
 from redline.daemon.server import QUIET_DELAY
 from redline.gitops.gitenv import without_git_redirects
 from redline.gitops.packs import StagedObjects
-
-
-def edit(path: str, old: str, new: str) -> dict[str, object]:
-    return {"tool": "edit", "path": path, "old_string": old, "new_string": new}
+from support.requests import edit
 
 
 def daemon_log(gm: GitMode) -> str:

@@ -41,6 +41,7 @@ from redline.gitops.repo import main_repository
 from redline.gitops.session import Session, open_session
 from redline.gitops.snapshot import TreeSnapshot
 from redline.tools.schema import parse_request
+from support.requests import edit, patch
 
 BRANCH = "redline/s"
 T = TypeVar("T")
@@ -62,14 +63,6 @@ def session(repo: Path) -> tuple[SessionApplier, Session]:
 def apply(applier: SessionApplier, obj: dict[str, Any], **kw: Any) -> dict[str, Any]:
     request, _turn = parse_request(obj)
     return applier.apply(request, **kw).to_dict()
-
-
-def edit(path: str, old: str, new: str, **fields: Any) -> dict[str, Any]:
-    return {"tool": "edit", "path": path, "old_string": old, "new_string": new, **fields}
-
-
-def patch(body: str) -> dict[str, Any]:
-    return {"tool": "apply_patch", "patch": f"*** Begin Patch\n{body}*** End Patch\n"}
 
 
 def diff(repo: Path, commit: str) -> str:

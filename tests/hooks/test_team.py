@@ -254,6 +254,7 @@ def test_a_remote_refusing_the_notes_refuses_the_push(team: Team) -> None:
     assert git(team.origin, "rev-parse", "main").strip() == head(team.a)
 
 
+@pytest.mark.e2e  # git's reference-transaction hook merges the fetched notes
 def test_a_fetch_lands_the_notes_where_git_log_shows_them(team: Team, tmp_path: Path) -> None:
     """With the reference-transaction hook, no redline command is needed after a fetch."""
     f = flagged_edit(team.a)

@@ -274,6 +274,7 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
     except RedlineError as exc:
         status, error = _cannot_start(exc)
         return lambda obj: failure(status, obj, error, session)
+    click.get_current_context().call_on_close(client.close)
 
     no_session: list[str] = []  # the daemon's answer once it said there is no such session
 

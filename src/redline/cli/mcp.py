@@ -8,6 +8,7 @@ stdout belongs to the protocol: everything else goes to stderr.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from redline.cli._connect import mainline_settings, repo_option
 
 if TYPE_CHECKING:
     from redline.mcp.backend import Backend
+    from redline.mcp.server import Served
 
 
 @click.command("mcp")
@@ -95,10 +97,8 @@ def _serve(
     session: str | None,
     repo: Path,
 ) -> None:
-    import anyio
-
     from redline.mcp.approvals import Approvals
-    from redline.mcp.server import Served, serve
+    from redline.mcp.server import Served
     from redline.tools.config import load_config
     from redline.tools.definitions import DEFINITIONS
     from redline.tools.surface import select
@@ -117,4 +117,17 @@ def _serve(
     )
     click.echo(f"redline mcp: {where}; tools: {', '.join(surface.tools)}", err=True)
     served = Served(tools, backend, Approvals(config.permissions), model, provider)
+    run_stdio(served)
+
+
+def _on_stdio(served: Served) -> None:
+    import anyio
+
+    from redline.mcp.server import serve
+
     anyio.run(serve, served)
+
+
+# Serving on this process's stdin and stdout: the process edge, which the tests replace
+# to serve the same ``Served`` over the MCP SDK's in-memory streams.
+run_stdio: Callable[[Served], None] = _on_stdio

@@ -10,7 +10,9 @@ exact request's bytes or a refusal (nothing written), never a third text.
 
 The example budget is small so the file runs in CI on every change;
 ``REDLINE_INVARIANT_EXAMPLES`` overrides it (``bench/invariants.py`` runs a
-longer budget). With ``REDLINE_INVARIANT_LOG`` set, every outcome is appended
+longer budget). ``REDLINE_INVARIANT_CORPUS`` (folders or files, separated by
+``os.pathsep``) draws the files from there instead: any text file of a
+repository — Markdown, RST, YAML, TOML, Rust, Go, JavaScript as well as Python. With ``REDLINE_INVARIANT_LOG`` set, every outcome is appended
 to that file as a JSON line; with ``REDLINE_INVARIANT_COLLECT`` set, a wrong
 result is logged instead of failing the test, so a long run sees them all.
 """
@@ -23,6 +25,7 @@ import functools
 import json
 import keyword
 import os
+import random
 import re
 import sysconfig
 from collections.abc import Callable, Iterator
@@ -33,7 +36,16 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from perturbations import FORMAT_PERTURBATIONS, typo_variants
+from perturbations import (
+    FORMAT_PERTURBATIONS,
+    Perturbation,
+    combinations,
+    name_of,
+    perturb_chain,
+    perturb_pair,
+    rewrites_added_text,
+    typo_variants,
+)
 from redline.engine.edit import EditItem, EditOutcome, EditRequest, apply_edit
 from redline.engine.patch import PatchOutcome, apply_patch
 from redline.engine.patch_plan import MemorySnapshot
@@ -162,8 +174,78 @@ def _with_cjk_comments(text: str) -> str:
     return "\n".join(out)
 
 
+_CORPUS_ENV = "REDLINE_INVARIANT_CORPUS"
+_TEXT_FILES = frozenset(
+    {
+        *(".py", ".pyi", ".md", ".rst", ".txt", ".yaml", ".yml", ".toml", ".cfg", ".ini"),
+        *(".rs", ".go", ".js", ".jsx", ".ts", ".tsx", ".html", ".css", ".c", ".h", ".sh"),
+    }
+)
+_MAX_CORPUS_FILES = 400
+_MAX_CORPUS_BYTES = 300_000
+
+
+def _unit_of(text: str) -> str:
+    """The file's indentation unit: a tab, or its most common step of spaces."""
+    tabbed = spaced = 0
+    steps: dict[int, int] = {}
+    previous = 0
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        indent = _indent(line)
+        tabbed += indent.startswith("\t")
+        spaced += indent.startswith(" ")
+        width = len(indent.expandtabs(4))
+        if width > previous:
+            steps[width - previous] = steps.get(width - previous, 0) + 1
+        previous = width
+    if tabbed > spaced:
+        return "\t"
+    step = max((2, 4, 8), key=lambda k: steps.get(k, 0))
+    return " " * step
+
+
+def _files_of(paths: str) -> list[Path]:
+    found: list[Path] = []
+    for entry in paths.split(os.pathsep):
+        root = Path(entry)
+        if root.is_file():
+            found.append(root)
+            continue
+        for path in sorted(root.rglob("*")):
+            if ".git" in path.parts or not path.is_file():
+                continue
+            if path.suffix.lower() in _TEXT_FILES and path.stat().st_size <= _MAX_CORPUS_BYTES:
+                found.append(path)
+    if len(found) > _MAX_CORPUS_FILES:
+        found = sorted(random.Random(0).sample(found, _MAX_CORPUS_FILES))
+    return found
+
+
+def _outside_corpus(paths: str) -> tuple[Source, ...]:
+    """Text files from ``paths`` (the bench's ``--corpus``), each cut to its first lines."""
+    sources = []
+    for path in _files_of(paths):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "\r" in text or text.startswith("\ufeff") or "\x00" in text:
+            continue
+        lines = text.split("\n")[:_MAX_LINES]
+        text = "\n".join(lines).rstrip("\n") + "\n"
+        if sum(1 for line in lines if line.strip()) >= 10:
+            sources.append(Source(str(path), text, _unit_of(text)))
+    assert sources, f"{_CORPUS_ENV}={paths!r} holds no text file of 10 lines or more"
+    return tuple(sources)
+
+
 @functools.cache
 def _corpus() -> tuple[Source, ...]:
+    outside = os.environ.get(_CORPUS_ENV)
+    if outside:
+        return _outside_corpus(outside)
     root = Path(sysconfig.get_paths()["stdlib"])
     sources = []
 
@@ -197,6 +279,7 @@ def _corpus() -> tuple[Source, ...]:
     return tuple(sources)
 
 
+@pytest.mark.skipif(bool(os.environ.get(_CORPUS_ENV)), reason="another corpus")
 def test_corpus_has_every_shape() -> None:
     names = [s.name for s in _corpus()]
     assert any(n.endswith("[tabs]") for n in names)
@@ -490,6 +573,64 @@ def test_format_perturbed_edit_gives_exact_bytes_or_refusal(edit: Edit) -> None:
             failures,
         )
     _check("format_edit", failures)
+
+
+# --------------------------------------------------------------------------- 1b. combined
+
+
+def _lf(text: str) -> str:
+    """A request's text as the engine reads it (old and new arrive with LF)."""
+    return text.replace("\r\n", "\n")
+
+
+def _chains(
+    seed: int, old: str, new: str, sizes: tuple[int, ...], marks: bool = True
+) -> list[tuple[Perturbation, ...]]:
+    """Combinations of perturbations that apply to this request, one per size."""
+    applicable = tuple(
+        f
+        for f in FORMAT_PERTURBATIONS
+        if perturb_pair(f, old, new) is not None and (marks or f.__name__ not in _MARKS)
+    )
+    rng = random.Random(seed)
+    chains = [combinations(rng, size, applicable) for size in sizes]
+    return [chain for chain, size in zip(chains, sizes, strict=True) if len(chain) == size]
+
+
+_MARKS = ("curly_quotes", "straight_quotes", "dashes", "straight_dashes", "cjk_to_ascii")
+
+
+@_budget(200)
+@given(edit=edits(), seed=st.integers(0, 2**32 - 1))
+def test_combined_format_perturbations_give_exact_bytes_or_refusal(edit: Edit, seed: int) -> None:
+    """Two or three format perturbations at once (a re-indent, trailing spaces and
+    curly quotes, say): still the exact request's bytes, or a refusal."""
+    expected = _exact(edit)
+    data = edit.text.encode()
+    failures: list[str] = []
+    for chain in _chains(seed, edit.old, edit.new, (2, 3)):
+        label = f"{len(chain)} at once"
+        pair = perturb_chain(chain, edit.old, edit.new)
+        assert pair is not None
+        old_p, new_p = pair
+        if (
+            _lf(old_p) in edit.text
+            or old_p == new_p
+            or rewrites_added_text(chain, edit.old, edit.new)
+        ):
+            _record("combined_edit", label, "skipped")
+            continue
+        _verdict(
+            "combined_edit",
+            label,
+            f"{edit.where()} [{name_of(chain)}]",
+            functools.partial(_edit, data, old_p, new_p),
+            expected,
+            old_p,
+            new_p,
+            failures,
+        )
+    _check("combined_edit", failures)
 
 
 # --------------------------------------------------------------------------- 2. apply_patch
@@ -877,6 +1018,7 @@ def test_matched_text_is_the_replaced_span_and_endings_and_encoding_survive(
         raise AssertionError(detail)
 
 
+@pytest.mark.skipif(bool(os.environ.get(_CORPUS_ENV)), reason="another corpus")
 @pytest.mark.parametrize("variant", _ENCODINGS, ids=[v[0] for v in _ENCODINGS])
 def test_exact_edit_keeps_encoding_and_newlines_of_a_real_file(
     variant: tuple[str, str, str],

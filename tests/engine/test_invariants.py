@@ -29,7 +29,7 @@ import random
 import re
 import sysconfig
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -45,6 +45,7 @@ from perturbations import (
     perturb_pair,
     rewrites_added_text,
     typo_variants,
+    typographic,
 )
 from redline.engine.edit import EditItem, EditOutcome, EditRequest, apply_edit
 from redline.engine.patch import PatchOutcome, apply_patch
@@ -631,6 +632,90 @@ def test_combined_format_perturbations_give_exact_bytes_or_refusal(edit: Edit, s
             failures,
         )
     _check("combined_edit", failures)
+
+
+# --------------------------------------------------------------------------- 1c. reverse marks
+
+
+def _typographic(edit: Edit) -> Edit | None:
+    """The edit in a copy of its file written with typographic marks (“quotes”, ’, – and
+    —) on every line but those the edit changes, which keep their ASCII: the exact
+    request quotes the file's marks on the lines it keeps and adds ASCII text. None
+    when no line the edit keeps has a mark to change."""
+    lines = edit.text.split("\n")
+    n = len(edit.old_lines)
+    kept = edit.kept
+    ascii_lines = {edit.start + i for i in range(n) if i not in kept}
+    lines = [
+        line if k in ascii_lines else typographic(line) or line for k, line in enumerate(lines)
+    ]
+    block = lines[edit.start : edit.start + n]
+    if block == list(edit.old_lines):
+        return None
+    new_lines = tuple(
+        (block[origin] if origin is not None else text, origin) for text, origin in edit.new_lines
+    )
+    text = "\n".join(lines)
+    old, new = _join(block), _join([line for line, _ in new_lines])
+    if text.count(old) != 1:
+        return None
+    source = Source(f"{edit.source.name}[typographic]", text, edit.source.unit)
+    return replace(
+        edit, source=source, old_lines=tuple(block), new_lines=new_lines, old=old, new=new
+    )
+
+
+@_budget(200)
+@given(edit=edits(fragments=False), seed=st.integers(0, 2**32 - 1))
+def test_reverse_marks_give_exact_bytes_or_refusal(edit: Edit, seed: int) -> None:
+    """The file has typographic marks, the agent types ASCII — alone, or with one or two
+    other perturbations: the exact request's bytes (the file's marks on the lines the
+    edit keeps, the agent's ASCII where it adds or changes text), or a refusal. The
+    same for the edit as an apply_patch hunk."""
+    typo = _typographic(edit)
+    assume(typo is not None)
+    assert typo is not None
+    expected = _exact(typo)
+    data = typo.text.encode()
+    failures: list[str] = []
+    for chain in [(), *_chains(seed, edit.old, edit.new, (1, 2), marks=False)]:
+        label = "edit" if not chain else f"edit + {len(chain)} more"
+        pair = perturb_chain(chain, edit.old, edit.new)
+        assert pair is not None
+        old_p, new_p = pair
+        if _lf(old_p) in typo.text or old_p == new_p:
+            _record("reverse_marks", label, "skipped")
+            continue
+        _verdict(
+            "reverse_marks",
+            label,
+            f"{typo.where()} [{name_of(chain) or 'ASCII'}]",
+            functools.partial(_edit, data, old_p, new_p),
+            expected,
+            old_p,
+            new_p,
+            failures,
+        )
+    # The same as a patch: the hunk with ASCII context against the typographic file.
+    exact_patch = _run_patch(_patch(_hunk_lines(typo, expected)), data)
+    if exact_patch.result.status == "applied" and len(exact_patch.changes) == 1:
+        result = exact_patch.changes[0].after
+        lines = _hunk_lines(edit, _exact(edit))
+        patch = _patch(lines)
+        out = _run_patch(patch, data)
+        got = out.changes[0].after if len(out.changes) == 1 else None
+        if not out.changes and out.result.status != "applied":
+            _record("reverse_marks", "patch", "refused")
+        elif got == result and out.result.status == "applied":
+            _record("reverse_marks", "patch", "right")
+        else:
+            failures.append(
+                f"[patch] {typo.where()}: {out.result.status} via {out.result.match_type}; "
+                f"expected bytes or a refusal\npatch={patch!r}\n"
+                f"{_diff((result or b'').decode(), (got or b'').decode())}"
+            )
+            _record("reverse_marks", "patch", "wrong", failures[-1])
+    _check("reverse_marks", failures)
 
 
 # --------------------------------------------------------------------------- 2. apply_patch

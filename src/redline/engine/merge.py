@@ -29,6 +29,7 @@ quotes).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,15 +38,16 @@ from enum import Enum
 
 from redline.engine import indent
 from redline.engine.errors import MergeConflict, TooDifferent
-from redline.engine.fold import compact_key
+from redline.engine.fold import compact_key, translate_punctuation
 from redline.engine.newlines import LF
 from redline.engine.similarity import ratio
 from redline.engine.slips import punctuation_slip, slips_between
-from redline.engine.tokens import TokenMap, merge_tokens
+from redline.engine.tokens import TOKEN, TokenMap, merge_tokens
 
 _PAIRABLE = 0.5  # lines less similar than this are not the same line edited
 _REWRITE = 0.75  # a changed line less similar than this to its old version is rewritten
 _FUZZY = ("fuzzy", "line_fuzzy")
+_WORD = re.compile(r"\w")
 
 
 class Kind(Enum):
@@ -147,6 +149,7 @@ class _Merge:
     style: indent.Style | None
     file_chars: frozenset[str]
     units: list[_Unit] = field(default_factory=list)
+    _added_chars: dict[int, list[bool]] | None = None
 
     def run(self) -> str:
         self.base = split(self.old_text, self.line_start, self.line_end)
@@ -309,10 +312,12 @@ class _Merge:
                 continue
             reshaped = i2 - i1 != j2 - j1
             base, ours = self.base[i1 + b], self.ours[partner]
-            out.append(self._merge_line(base, ours, seg, i1 + b, reshaped))
+            out.append(self._merge_line(base, ours, seg, i1 + b, reshaped, j1 + k))
         return out
 
-    def _merge_line(self, b: Seg, o: Seg, t: Seg, line: int, reshaped: bool = False) -> str:
+    def _merge_line(
+        self, b: Seg, o: Seg, t: Seg, line: int, reshaped: bool = False, at: int | None = None
+    ) -> str:
         if t.blank:
             return o.text if t.text == b.text else self._blank(t)
         if not t.full_start:
@@ -331,9 +336,10 @@ class _Merge:
             body = o.body
         else:
             if o.body == b.body:
-                body = self.tokens.carry(t.body, line)
+                body = self.tokens.carry(t.body, line, self._added(at, t))
             else:
-                body = merge_tokens(b.body, o.body, t.body, self.tokens, line)
+                added = self._added(at, t)
+                body = merge_tokens(b.body, o.body, t.body, self.tokens, line, added)
         if t.trail == b.trail:
             trail = o.trail
         elif o.trail == b.trail:
@@ -356,13 +362,52 @@ class _Merge:
         lead = self._map_indent(t, line) if t.full_start else ""
         if replaces is not None and t.trail == replaces[0].trail:
             # A line rewritten in place keeps the file's trailing whitespace there.
-            return lead + self.tokens.carry(t.body, line) + replaces[1].trail
+            return lead + self.tokens.carry(t.body, line, self._added(line, t)) + replaces[1].trail
         copied = self.copies.get(t.body)
-        if copied is not None:
+        if copied is not None and not _marks_unlike(copied.body, t.body):
             # A copy of a line old_string quotes (a duplicated or moved line): the
-            # file's text of that line, as the exact request would have copied it.
+            # file's text of that line, as the exact request would have copied it —
+            # but not the file's typographic marks where the agent typed ASCII ones.
             return lead + copied.body + copied.trail
-        return lead + self.tokens.carry(t.body, line) + self._trail(t)
+        return lead + self.tokens.carry(t.body, line, self._added(line, t)) + self._trail(t)
+
+    def _added(self, j: int | None, t: Seg) -> list[bool] | None:
+        """Which tokens of new_string's line ``j`` (``t``) the agent adds: in the lines the
+        edit changes, those the token diff of the old lines → the new ones does not
+        match, so that text old_string has and new_string moves (two lines joined)
+        is not taken for text the agent typed. None (every token added) when no token
+        is a mark the file writes another way."""
+        toks = TOKEN.findall(t.body)
+        marked = self.tokens.marked
+        if j is None or not marked or not any(tok in marked for tok in toks):
+            return None
+        if self._added_chars is None:
+            self._added_chars = self._changed_chars()
+        flags = self._added_chars.get(j)
+        if flags is None:
+            return None
+        start = len(t.indent)
+        out = []
+        for tok in toks:
+            out.append(any(flags[start : start + len(tok)]))
+            start += len(tok)
+        return out
+
+    def _changed_chars(self) -> dict[int, list[bool]]:
+        """For each line of new_string the edit changes or adds, which of its characters
+        are in tokens the token diff of its region (old lines → new lines) adds."""
+        out: dict[int, list[bool]] = {}
+        for tag, i1, i2, j1, j2 in self.ops:
+            if tag == "equal":
+                continue
+            old = LF.join(seg.text for seg in self.base[i1:i2])
+            flags = _added_chars(old, LF.join(seg.text for seg in self.theirs[j1:j2]))
+            start = 0
+            for j in range(j1, j2):
+                width = len(self.theirs[j].text)
+                out[j] = flags[start : start + width]
+                start += width + 1
+        return out
 
     def _copies(self) -> dict[str, Seg]:
         """The file's version of each quoted line's text, where all agree on it."""
@@ -469,6 +514,26 @@ def _pair_edited(base: list[Seg], theirs: list[Seg]) -> dict[int, int]:
     ):
         return {k: k for k in range(len(keys_a))}
     return {j: i for i, j in _pair_similar(keys_a, keys_b)}
+
+
+def _added_chars(old: str, new: str) -> list[bool]:
+    """For each character of ``new``, whether it belongs to text ``new`` adds to ``old``:
+    everything but the runs of tokens the token diff matches, where a run holds a
+    word (a lone mark matched to one of ``old``'s says nothing of where it came from)."""
+    a, b = TOKEN.findall(old), TOKEN.findall(new)
+    starts = [0]
+    for tok in b:
+        starts.append(starts[-1] + len(tok))
+    flags = [True] * len(new)
+    for _, j, size in SequenceMatcher(None, a, b, False).get_matching_blocks():
+        if any(_WORD.match(tok) for tok in b[j : j + size]):
+            flags[starts[j] : starts[j + size]] = [False] * (starts[j + size] - starts[j])
+    return flags
+
+
+def _marks_unlike(file_text: str, typed: str) -> bool:
+    """The file's text has a quote, dash or full-width mark the agent did not type."""
+    return any(translate_punctuation(c) != c and c not in typed for c in set(file_text))
 
 
 def _classify(b: Seg, o: Seg) -> Kind:

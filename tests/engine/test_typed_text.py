@@ -1,0 +1,195 @@
+"""What the agent typed in the text it adds is what is written.
+
+A tolerant match keeps the file's own bytes where the edit leaves old_string
+unchanged; in the text the edit adds or changes, the marks the agent typed stay
+as typed (a straight quote is not a guess at the file's curly one), and its
+escapes are read only when new_string is written in the same escaping as
+old_string. Each case was once applied with other bytes than these.
+"""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+
+import pytest
+
+from redline.engine.edit import EditItem, EditOutcome, EditRequest, apply_edit
+from redline.engine.patch import apply_patch
+from redline.engine.patch_plan import MemorySnapshot
+
+
+def edit(text: str, old: str, new: str, path: str = "f.py") -> EditOutcome:
+    return apply_edit(text.encode(), EditRequest(path, (EditItem(old, new),)))
+
+
+def applied(text: str, old: str, new: str, path: str = "f.py") -> str:
+    out = edit(text, old, new, path)
+    assert out.result.status == "applied", out.result.error
+    assert out.data is not None
+    return out.data.decode()
+
+
+# The file's typographic marks stay out of the text the agent adds (issue 21, C2).
+# (path, file, old_string, new_string, expected): the file writes typographic marks
+# on a line the edit keeps; the agent quotes it with ASCII ones and adds text with
+# ASCII marks of its own.
+ADDED_TEXT = [
+    (
+        "config.py",
+        "# See the “config” section\nx = 1\n",
+        '# See the "config" section\nx = 1\n',
+        '# See the "config" section\nx = load("cfg")\n',
+        '# See the “config” section\nx = load("cfg")\n',
+    ),
+    (
+        "README.md",
+        "Use the —fast flag — carefully.\n\n    run\n",
+        "Use the -fast flag - carefully.\n\n    run\n",
+        "Use the -fast flag - carefully.\n\n    run --fast\n",
+        "Use the —fast flag — carefully.\n\n    run --fast\n",
+    ),
+    (
+        "notes.md",
+        "A list — see below:\n\n",
+        "A list - see below:\n\n",
+        "A list - see below:\n\n- one\n",
+        "A list — see below:\n\n- one\n",
+    ),
+    (
+        "query.sql",
+        "/* top — rows */\nSELECT * FROM t LIMIT 10;\n",
+        "/* top - rows */\nSELECT * FROM t LIMIT 10;\n",
+        "/* top - rows */\nSELECT * FROM t LIMIT 10 - 5;\n",
+        "/* top — rows */\nSELECT * FROM t LIMIT 10 - 5;\n",
+    ),
+    (
+        "CHANGES.rst",
+        "Fast — and safe.\n\nThis is done.\n",
+        "Fast - and safe.\n\nThis is done.\n",
+        "Fast - and safe.\n\nThis is well-tested.\n",
+        "Fast — and safe.\n\nThis is well-tested.\n",
+    ),
+    (
+        "docs/index.md",
+        "It’s a ‘template’:\n\n```python\n",
+        "It's a 'template':\n\n```python\n",
+        "It's a 'template':\n\n```python\nprint(f'<a href=\"{url}\">')\n",
+        "It’s a ‘template’:\n\n```python\nprint(f'<a href=\"{url}\">')\n",
+    ),
+    (
+        "src/lib.rs",
+        "// Don’t panic on ‘empty’ input.\nfn parse() {}\n",
+        "// Don't panic on 'empty' input.\nfn parse() {}\n",
+        "// Don't panic on 'empty' input.\nfn parse() { let c = 'x'; }\n",
+        "// Don’t panic on ‘empty’ input.\nfn parse() { let c = 'x'; }\n",
+    ),
+    (
+        "app.js",
+        "// the “fast” path\nconst mode = 1;\n",
+        '// the "fast" path\nconst mode = 1;\n',
+        '// the "fast" path\nconst mode = "fast";\n',
+        '// the “fast” path\nconst mode = "fast";\n',
+    ),
+    (
+        "pyproject.toml",
+        "# the project’s “name” key\n[project]\n",
+        '# the project\'s "name" key\n[project]\n',
+        '# the project\'s "name" key\n[project]\nname = "x-y"\n',
+        '# the project’s “name” key\n[project]\nname = "x-y"\n',
+    ),
+    (
+        "main.go",
+        "// It’s “fine” – really.\nfunc main() {\n",
+        '// It\'s "fine" - really.\nfunc main() {\n',
+        '// It\'s "fine" - really.\nfunc main() {\n\tfmt.Println("a - b")\n',
+        '// It’s “fine” – really.\nfunc main() {\n\tfmt.Println("a - b")\n',
+    ),
+    (
+        "ci.yaml",
+        "# “build” — every push\nsteps:\n  - run: make\n",
+        '# "build" - every push\nsteps:\n  - run: make\n',
+        '# "build" - every push\nsteps:\n  - run: make\n  - run: "make test"\n',
+        '# “build” — every push\nsteps:\n  - run: make\n  - run: "make test"\n',
+    ),
+    (
+        "notes.txt",
+        "注意：不要修改（见上）\nx = 1\n",
+        "注意:不要修改(见上)\nx = 1\n",
+        "注意:不要修改(见上)\n见(新)\nx = 1\n",
+        "注意：不要修改（见上）\n见(新)\nx = 1\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "old", "new", "expected"), ADDED_TEXT, ids=[c[0] for c in ADDED_TEXT]
+)
+def test_an_ascii_mark_the_agent_adds_is_written_as_typed(
+    path: str, text: str, old: str, new: str, expected: str
+) -> None:
+    assert applied(text, old, new, path) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "old", "new", "expected"), ADDED_TEXT, ids=[c[0] for c in ADDED_TEXT]
+)
+def test_an_ascii_mark_a_patch_adds_is_written_as_typed(
+    path: str, text: str, old: str, new: str, expected: str
+) -> None:
+    # The same edit as an apply_patch hunk: context quoted with ASCII marks.
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    body = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old_lines, new_lines).get_opcodes():
+        if tag == "equal":
+            body += [f" {line}" for line in old_lines[i1:i2]]
+        else:
+            body += [f"-{line}" for line in old_lines[i1:i2]]
+            body += [f"+{line}" for line in new_lines[j1:j2]]
+    patch = f"*** Begin Patch\n*** Update File: {path}\n@@\n" + "\n".join(body) + "\n*** End Patch"
+    out = apply_patch(patch, MemorySnapshot({path: text.encode()}))
+    assert out.result.status == "applied", out.result.error
+    assert [c.after for c in out.changes] == [expected.encode()]
+
+
+def test_a_changed_line_keeps_the_files_marks_where_the_agent_keeps_old_strings() -> None:
+    # The agent's line keeps the quotes of old_string around a word it changes: they
+    # are the file's quotes there; the ones it adds are its own.
+    text = "# See the “config” section\nx = 1\n"
+    got = applied(text, '# See the "config" section\n', '# See the "settings" section ("s")\n')
+    assert got == '# See the “settings” section ("s")\nx = 1\n'
+
+
+def test_a_duplicated_line_takes_the_agents_marks() -> None:
+    # A copy of a line the file keeps is text the agent adds: its ASCII quotes stay.
+    text = "x = “a”\ny = 1\n"
+    got = applied(text, 'x = "a"\ny = 1\n', 'x = "a"\nx = "a"\ny = 1\n')
+    assert got.count("“a”") == 1 and got.count('"a"') == 1 and got.endswith("y = 1\n")
+
+
+def test_curly_quotes_the_agent_types_for_the_files_straight_ones_stay_the_files() -> None:
+    # The other direction is unchanged: the agent curls every quote it quotes, so its
+    # curled quotes in the added line stand for the file's straight ones.
+    text = 'x = "a"\n'
+    assert applied(text, "x = “a”\n", "x = “a”\ny = “b”\n") == 'x = "a"\ny = "b"\n'
+
+
+def test_text_moved_from_another_line_keeps_the_files_marks() -> None:
+    # Two lines joined: the text of the second is old_string's, moved, not typed anew.
+    text = "#   full option name\n# 处理边界情况（空输入、负数）。\ndef f():\n"
+    old = "#   full option name\n# 处理边界情况(空输入、负数).\ndef f():\n"
+    new = "#   full option name # 处理边界情况(空输入、负数).\ndef f():\n"
+    assert (
+        applied(text, old, new)
+        == "#   full option name # 处理边界情况（空输入、负数）。\ndef f():\n"
+    )
+
+
+def test_a_hyphen_the_agent_types_is_not_the_dash_it_lines_up_with() -> None:
+    # The rewritten line keeps "2.7-3.6" (the file's en dash) and adds "write-behind":
+    # its hyphen lines up with the one of "0.82-1.09", which the file writes as a dash.
+    text = "a request: 2.7–3.6x; a batch: 0.82–1.09x (quiet)\n"
+    old = "a request: 2.7-3.6x; a batch: 0.82-1.09x (quiet)\n"
+    new = "a request: 1.72x (2.7-3.6x before the write-behind); a batch: 0.94x\n"
+    assert applied(text, old, new) == (
+        "a request: 1.72x (2.7–3.6x before the write-behind); a batch: 0.94x\n"
+    )

@@ -193,3 +193,55 @@ def test_a_hyphen_the_agent_types_is_not_the_dash_it_lines_up_with() -> None:
     assert applied(text, old, new) == (
         "a request: 1.72x (2.7–3.6x before the write-behind); a batch: 0.94x\n"
     )
+
+
+# Escapes in new_string are read only in old_string's escaping (issue 21, C4).
+
+
+def test_new_string_not_in_old_strings_escaping_is_refused() -> None:
+    # old_string escapes its quotes; new_string has plain quotes and a \n inside a
+    # string literal: unescaping all of it wrote a real newline into the literal.
+    out = edit(
+        '    print("Hello, world")\n',
+        '    print(\\"Hello, world\\")\n',
+        '    print("Hello, world\\n", end="")\n',
+    )
+    assert (out.result.status, out.data) == ("no_match", None)
+    assert "not written in the same escaping" in (out.result.error or "")
+
+
+# (path, file, old_string, new_string, expected: None for a refusal)
+ESCAPED = [
+    # old_string ends with a real newline: a \n in new_string is the text \n.
+    ("main.go", 'fmt.Printf("%d", n)\n', 'fmt.Printf(\\"%d\\", n)\n',
+     'fmt.Printf(\\"%d\\n\\", n)\n', 'fmt.Printf("%d\\n", n)\n'),
+    ("src/main.rs", 'println!("{}", x);\n', 'println!(\\"{}\\", x);\n',
+     'println!(\\"{}\\n\\", x);\n', 'println!("{}\\n", x);\n'),
+    # Plain quotes where old_string escapes them.
+    ("app.js", 'console.log("done");\n', 'console.log(\\"done\\");\n',
+     'console.log("done\\n");\n', None),
+    ("data.json", '{"a": 1}\n', '{\\"a\\": 1}\n', '{\\"a\\": 1, "b": 2}\n', None),
+    # An escape old_string gives no evidence for: \n in a one-line old_string.
+    ("f.py", 'print("a")\n', 'print(\\"a\\")', 'print(\\"a\\")\\nprint(2)', None),
+    # A backslash written plain where old_string escapes backslashes.
+    ("f.py", "p = 'C:\\\\tmp'\n", "p = 'C:\\\\\\\\tmp'", "p = 'D:\\dir'", None),
+    # The same escaping on both sides: read as the characters they stand for.
+    ("f.py", 'print("a")\nprint(2)\n', 'print(\\"a\\")\\nprint(2)',
+     'print(\\"b\\")\\nprint(2)', 'print("b")\nprint(2)\n'),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "old", "new", "expected"),
+    ESCAPED,
+    ids=[f"{c[0]}-{i}" for i, c in enumerate(ESCAPED)],
+)
+def test_escapes_in_new_string_are_read_in_old_strings_escaping(
+    path: str, text: str, old: str, new: str, expected: str | None
+) -> None:
+    out = edit(text, old, new, path)
+    if expected is None:
+        assert (out.result.status, out.data) == ("no_match", None), out.data
+    else:
+        assert (out.result.status, out.result.match_type) == ("applied", "escaped")
+        assert out.data == expected.encode()

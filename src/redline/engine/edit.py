@@ -298,7 +298,14 @@ def unescape(text: str) -> str:
 
 def _escaped(text: str, item: EditItem) -> _Replacement | None:
     """The edit with its escapes read as the characters they stand for, when old_string
-    read so is in the file exactly once (the agent escaped text the file has plain)."""
+    read so is in the file exactly once (the agent escaped text the file has plain).
+
+    new_string is read in old_string's escaping, and only when it is written in it:
+    an escape of a character old_string writes escaped stands for that character; an
+    escape of one old_string writes plain (a real newline) is text (``\\n`` in a
+    string literal). A character written plain where old_string escapes it, or an
+    escape of one old_string does not show, is refused: what it means is a guess.
+    """
     old = unescape(item.old_string)
     if old == item.old_string:
         return None
@@ -306,7 +313,42 @@ def _escaped(text: str, item: EditItem) -> _Replacement | None:
     if len(found) != 1:
         return None
     span = Span(found[0], found[0] + len(old), CONFIDENCE["escaped"])
-    return _Replacement(span, unescape(item.new_string), "escaped")
+    escaped, plain = _escaping(item.old_string)
+    out = []
+    for m in _ESCAPE_OR_CHAR.finditer(item.new_string):
+        char = _UNESCAPED[m.group(1)] if m.group(1) else m.group(2)
+        if m.group(1) and char in escaped and char not in plain:
+            out.append(char)
+        elif m.group(1) and char in plain and char not in escaped:
+            out.append(m.group(0))  # an escape in the text: the agent writes the character plain
+        elif m.group(1) or (char in _UNESCAPED.values() and char in escaped - plain):
+            line = text.count("\n", 0, span.start) + 1
+            raise _Refused(
+                "no_match",
+                f'{NOT_FOUND} as sent; read with its escapes (\\n as a newline, \\" as "), '
+                f"it is in the file once (line {line}), but new_string is not written in the "
+                f"same escaping ({m.group(0)!r} where old_string writes that character "
+                "otherwise), so what new_string means is a guess: send old_string and "
+                "new_string with the file's characters, unescaped",
+            )
+        else:
+            out.append(m.group(0))
+    return _Replacement(span, "".join(out), "escaped")
+
+
+_ESCAPE_OR_CHAR = re.compile(r"\\([nt'\"\\])|(.)", re.DOTALL)
+
+
+def _escaping(text: str) -> tuple[set[str], set[str]]:
+    """The characters ``text`` writes as an escape (\\n, \\", ...) and those it writes plain."""
+    escaped: set[str] = set()
+    plain: set[str] = set()
+    for m in _ESCAPE_OR_CHAR.finditer(text):
+        if m.group(1):
+            escaped.add(_UNESCAPED[m.group(1)])
+        elif m.group(2) in _UNESCAPED.values():
+            plain.add(m.group(2))
+    return escaped, plain
 
 
 def _from_line_start(text: str, span: Span, old: str) -> Span:

@@ -75,11 +75,13 @@ def _landed(text: str, item: EditItem, chain: ChainResult) -> Landed:
     """old_string is not in the file as sent, new_string is, once, and no tolerant
     match of old_string says the edit is still to be made: the edit has landed.
 
-    A match of old_string that overlaps new_string's place counts for new_string
-    when it lies within it or reads more like new_string than old_string. Elsewhere,
-    a format-tolerant match means old_string is still there (the edit would go
-    there, so whether this is a retry is unclear); a fuzzy one is weaker evidence
-    than new_string's exact presence.
+    new_string must stand where old_string's surroundings place it, never merely
+    somewhere in the file. A match of old_string that overlaps new_string's place
+    counts for new_string when it lies within it, or reads more like new_string
+    than old_string (a block that reaches past new_string holds old_string's text
+    still, as when the edit deletes a line the file still has). A match of
+    old_string elsewhere, fuzzy or not, is where the edit would go: whether this is
+    a retry is unclear.
     """
     new = item.new_string
     found = find_all(text, new) if new.strip() else []
@@ -89,7 +91,6 @@ def _landed(text: str, item: EditItem, chain: ChainResult) -> Landed:
 
     here = Span(found[0], found[0] + len(new), 1.0)
     verdict: Landed = "yes"
-    tolerant = chain.match_type not in (None, "fuzzy", "line_fuzzy")
     if chain.match_type == "whitespace" and "".join(item.old_string.split()) == "".join(
         new.split()
     ):
@@ -99,11 +100,9 @@ def _landed(text: str, item: EditItem, chain: ChainResult) -> Landed:
         return "unless_no_change"
     for span in chain.spans:
         if not span.overlaps(here):
-            if tolerant:
-                verdict = "unclear"
+            verdict = "unclear"
             continue
-        inside = min(span.end, here.end) - max(span.start, here.start)
-        if inside >= 0.8 * (span.end - span.start):
+        if here.start <= span.start and span.end <= here.end:
             continue
         matched = text[span.start : span.end]
         if ratio(new, matched) <= ratio(item.old_string, matched):

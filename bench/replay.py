@@ -661,8 +661,8 @@ def send_perturbed(
     reason = None
     if old == new:
         reason = "nothing left to change"
-    elif hunk.before.find(old.replace("\r\n", "\n")) >= 0:  # as the engine reads it
-        reason = "perturbed old_string is other text of the file"
+    elif old.replace("\r\n", "\n") != hunk.old and old.replace("\r\n", "\n") in hunk.before:
+        reason = "perturbed old_string is other text of the file"  # as the engine reads it
     elif any(ambiguous_marks(f, exact_old + exact_new) for f in chain):
         reason = "the edit already has the marks it writes"
     elif erases_part_of_the_edit(exact_old, exact_new, old, new):

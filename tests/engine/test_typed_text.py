@@ -245,3 +245,35 @@ def test_escapes_in_new_string_are_read_in_old_strings_escaping(
     else:
         assert (out.result.status, out.result.match_type) == ("applied", "escaped")
         assert out.data == expected.encode()
+
+
+# ZWNJ and ZWJ inside the words of scripts that write them are text (issue 21, C8).
+ZWNJ, ZWJ = "\u200c", "\u200d"
+JOINED = [
+    ("f.py", f'x = "می{ZWNJ}روم"\n', f'x = "می{ZWNJ}روم"', f'y = "می{ZWNJ}روم"'),
+    ("fa.md", f"من به خانه{ZWNJ}ها می{ZWNJ}روم.\n", f"خانه{ZWNJ}ها", f"خانه{ZWNJ}های ما"),
+    ("hi.yaml", f"greeting: नमस्{ZWJ}ते\n", f"greeting: नमस्{ZWJ}ते", f"welcome: नमस्{ZWJ}ते"),
+    ("bn.rs", f'let s = "ক্{ZWNJ}ষ";\n', f'let s = "ক্{ZWNJ}ষ";', f'const S: &str = "ক্{ZWNJ}ষ";'),
+    ("icons.js", f'const family = "👨{ZWJ}👩{ZWJ}👧";\n', "const family", "export const family"),
+    ("fa.py", 'x = "میروم"\n', 'x = "میروم"', f'x = "می{ZWNJ}روم"'),  # the agent adds one
+]
+
+
+@pytest.mark.parametrize(("path", "text", "old", "new"), JOINED, ids=[c[0] for c in JOINED])
+def test_zwnj_and_zwj_in_words_are_matched_and_written_as_typed(
+    path: str, text: str, old: str, new: str
+) -> None:
+    out = edit(text, old, new, path)
+    assert (out.result.status, out.result.match_type) == ("applied", "exact")
+    assert out.result.cleaned == []
+    assert out.data == text.replace(old, new, 1).encode()
+
+
+def test_a_new_string_that_only_adds_an_invisible_character_says_so() -> None:
+    out = edit("value = compute()\n", "compute()", "compute\u200b()")
+    assert (out.result.status, out.data) == ("invalid", None)
+    assert out.result.error is not None
+    assert "only by invisible characters" in out.result.error and "U+200B×1" in out.result.error
+    # A ZWNJ between Latin letters is no part of the text either.
+    out = edit("value = compute()\n", "compute()", f"comp{ZWNJ}ute()")
+    assert out.result.error is not None and "U+200C×1" in out.result.error

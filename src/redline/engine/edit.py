@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 
 DEFAULT_THRESHOLD = 0.8
 IDENTICAL = "old_string and new_string are identical"
+ONLY_INVISIBLE = (
+    "new_string differs from old_string only by invisible characters, which are removed "
+    "from both ({removed}): nothing would change. ZWNJ and ZWJ are kept between two "
+    "letters of a script that writes them (Persian, Arabic, the Indic scripts) and inside "
+    "emoji sequences; other invisible characters are never written"
+)
 ALREADY_APPLIED = (
     "already applied: old_string is not in the file and new_string is, once; nothing was "
     "changed (a retry of an edit that landed is safe)"
@@ -135,14 +141,22 @@ def apply_edit(data: bytes, request: EditRequest) -> EditOutcome:
     view = FileView(lf_text)
     removed: Counter[str] = Counter()
     items = []
+    only_invisible: Counter[str] = Counter()  # what a new_string differs by, if nothing else
     for item in request.edits:
-        old, old_removed = invisible.clean(newlines.to_lf(item.old_string))
-        new, new_removed = invisible.clean(newlines.to_lf(item.new_string))
+        raw_old, raw_new = newlines.to_lf(item.old_string), newlines.to_lf(item.new_string)
+        old, old_removed = invisible.clean(raw_old)
+        new, new_removed = invisible.clean(raw_new)
         removed += old_removed + new_removed
         items.append(EditItem(old, new, item.replace_all))
+        if old == new and raw_old != raw_new:
+            only_invisible = (new_removed - old_removed) + (old_removed - new_removed)
     cleaned = invisible.describe(removed)
     if request.batch:
         result, replacements = _batch(view, items)
+    elif only_invisible:
+        described = ", ".join(invisible.describe(only_invisible))
+        result = Result("invalid", error=ONLY_INVISIBLE.format(removed=described))
+        replacements = []
     else:
         result, replacements = _single(view, items[0], request.threshold, request.limit)
     result.path = request.path

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import TYPE_CHECKING, Literal
 
@@ -19,7 +19,16 @@ from redline.engine.decode import Decoded, decode
 from redline.engine.diagnose import NOT_FOUND, not_found
 from redline.engine.diff import unified_spans
 from redline.engine.errors import FileFormatError, MergeConflict, TooDifferent
-from redline.engine.match import CONFIDENCE, ChainResult, FileView, Span, find_all, match_chain
+from redline.engine.match import (
+    CONFIDENCE,
+    MIN_FUZZY_CHARS,
+    ChainResult,
+    FileView,
+    Span,
+    find_all,
+    match_chain,
+)
+from redline.engine.prefixes import Reading, readings
 from redline.engine.result import Failure, Match, Result, Status
 
 if TYPE_CHECKING:
@@ -68,6 +77,7 @@ class _Replacement:
     span: Span
     text: str
     match_type: str
+    note: str | None = None  # what was read otherwise than sent, for the result's hint
 
 
 class _AlreadyApplied(Exception):
@@ -200,7 +210,7 @@ def _single(
         if refused.matches:
             result.match_type = refused.matches[0].match_type
         return result, []
-    return Result("applied"), replacements
+    return Result("applied", hint=replacements[0].note), replacements
 
 
 def _check_item(item: EditItem) -> None:
@@ -212,8 +222,22 @@ def _check_item(item: EditItem) -> None:
         )
 
 
-def _locate(view: FileView, item: EditItem, threshold: float, limit: int) -> _Replacement:
+def _locate(
+    view: FileView, item: EditItem, threshold: float, limit: int, prefixes: bool = True
+) -> _Replacement:
     old = item.old_string
+    if prefixes and old not in view.text:
+        prefixed = _prefixed(view, item)
+        if prefixed is not None:
+            return prefixed
+        marked = [r for r in readings(old, item.new_string) if r.prefixes.startswith("diff")]
+        if marked:
+            # Diff markers on every line are not the file's text, whatever else matches:
+            # as sent, the whitespace tier would take ' ' for indentation and write '+'.
+            plain = EditItem(marked[0].old, marked[0].new)
+            found = _locate(view, plain, threshold, limit, prefixes=False)
+            note = f"old_string and new_string carried {marked[0].prefixes}; they were removed"
+            return replace(found, note=note if found.note is None else f"{note}. {found.note}")
     chain = match_chain(view, old, threshold, new=item.new_string, limit=limit)
     if chain.too_large is not None:
         escaped = _escaped(view.text, item)
@@ -230,6 +254,14 @@ def _locate(view: FileView, item: EditItem, threshold: float, limit: int) -> _Re
         escaped = _escaped(view.text, item)
         if escaped is not None:
             return escaped
+        fragment = _fragment(view, item)
+        if fragment is not None and chain.match_type is None:
+            return fragment
+        if fragment is not None and chain.match_type is not None:
+            # A fragment of a longer line, and a fuzzy match elsewhere: which is meant?
+            matches = [_describe(view, s, chain.match_type) for s in chain.spans]
+            matches.append(_describe(view, fragment.span, "fragment"))
+            raise _Refused("ambiguous", _ambiguous(chain.match_type, matches), matches)
     if chain.match_type is None:
         raise _Refused("no_match", not_found(view, old, chain.nearest, limit=limit))
     if len(chain.spans) > 1:
@@ -362,6 +394,71 @@ def _escaping(text: str) -> tuple[set[str], set[str]]:
         elif m.group(2) in _UNESCAPED.values():
             plain.add(m.group(2))
     return escaped, plain
+
+
+def _prefixed(view: FileView, item: EditItem) -> _Replacement | None:
+    """The edit without the display prefixes its lines carry (line numbers, box glyphs,
+    diff markers copied from a view), when old_string read so is in the file once."""
+    found: dict[tuple[int, int, str], Reading] = {}
+    for reading in readings(item.old_string, item.new_string):
+        if not reading.old.strip():
+            continue
+        spans = find_all(view.text, reading.old)
+        new = reading.new
+        if not spans and reading.old.endswith("\n") and view.text.endswith(reading.old[:-1]):
+            # The file's last line, without its newline.
+            spans = [len(view.text) - len(reading.old) + 1]
+            new = new[:-1] if new.endswith("\n") else new
+        if len(spans) == 1:
+            end = min(len(view.text), spans[0] + len(reading.old))
+            found[spans[0], end, new] = reading
+    if len(found) != 1:
+        return None
+    ((start, end, new), reading) = found.popitem()
+    line = view.line_of(start) + 1
+    note = (
+        f"old_string and new_string carried {reading.prefixes} on every line, as a view of "
+        f"the file shows them; they were removed, and old_string without them is in the file "
+        f"once (line {line}). Quote the file's text without them"
+    )
+    return _Replacement(Span(start, end, CONFIDENCE["prefixed"]), new, "prefixed", note)
+
+
+_WORD_CHAR = re.compile(r"\w")
+
+
+def _fragment(view: FileView, item: EditItem) -> _Replacement | None:
+    """A one-line old_string that is part of one longer line of the file, in the middle of
+    its text, replaced inside that line by new_string's line (each without the indentation
+    and line end the agent gave it, which must be the same on both)."""
+    old, new = item.old_string, item.new_string
+    core, new_core = old.strip(), new.strip()
+    if "\n" in core or "\n" in new_core or not new_core:
+        return None
+    if (old[: len(old) - len(old.lstrip())], old[len(old.rstrip()) :]) != (
+        new[: len(new) - len(new.lstrip())],
+        new[len(new.rstrip()) :],
+    ):
+        return None
+    if len("".join(core.split())) < MIN_FUZZY_CHARS:
+        return None
+    found = find_all(view.text, core)
+    if len(found) != 1:
+        return None
+    text, start, end = view.text, found[0], found[0] + len(core)
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = len(text) if text.find("\n", end) < 0 else text.find("\n", end)
+    if not text[line_start:start].strip() or not text[end:line_end].strip():
+        return None  # the start or the end of the line's text: the line may have changed
+    if (_WORD_CHAR.match(core[0]) and _WORD_CHAR.match(text[start - 1])) or (
+        _WORD_CHAR.match(core[-1]) and _WORD_CHAR.match(text[end])
+    ):
+        return None  # it would cut a word in two
+    note = (
+        f"old_string is part of line {view.line_of(start) + 1}, not a line of its own: it "
+        "was replaced inside that line (without the indentation and line end it was sent with)"
+    )
+    return _Replacement(Span(start, end, CONFIDENCE["fragment"]), new_core, "fragment", note)
 
 
 def _from_line_start(text: str, span: Span, old: str) -> Span:

@@ -26,6 +26,8 @@ CONFIDENCE = {
     "punctuation": 0.97,
     "whitespace": 0.95,
     "escaped": 0.9,  # old_string with \\n, \\t, \\' … where the file has the characters
+    "prefixed": 0.9,  # line numbers, box glyphs or diff markers copied from a view, removed
+    "fragment": 0.9,  # a one-line old_string that is part of one longer line of the file
 }
 TIERS = ("exact", "trailing_newline", "punctuation", "whitespace", "fuzzy", "line_fuzzy")
 CLEAR_MARGIN = 0.03

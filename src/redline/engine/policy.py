@@ -36,6 +36,8 @@ MATCH_TYPES = (
     "punctuation",
     "whitespace",
     "escaped",
+    "prefixed",
+    "fragment",
     "fuzzy",
     "line_fuzzy",
     "rstrip",

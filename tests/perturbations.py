@@ -273,12 +273,13 @@ def rewrites_added_text(chain: tuple[Perturbation, ...], old: str, new: str) -> 
 
 def typographic(text: str) -> str | None:
     """Text as a word processor or a careful writer types it: “double” and ‘single’
-    curly quotes, an apostrophe ’, `` - `` between words as an en dash and ``--`` as
-    an em dash. None when there is nothing to change. (The file side of the reverse
-    marks: the file has typographic marks, the agent types ASCII.)"""
+    curly quotes, an apostrophe ’, and `` - `` between words as an em dash — each a
+    mark for a mark, as the punctuation tier folds them. None when there is nothing
+    to change. (The file side of the reverse marks: the file has typographic marks,
+    the agent types ASCII.)"""
     out = []
     for line in text.split("\n"):
-        line = line.replace("--", "—").replace(" - ", " – ")
+        line = line.replace(" - ", " — ")
         chars = []
         opened = {'"': False, "'": False}
         for k, char in enumerate(line):

@@ -146,8 +146,8 @@ def test_a_typographic_file_keeps_ascii_on_the_lines_the_edit_changes() -> None:
     case = replay.typographic_file(hunk)
     # The kept lines take the marks; the changed one keeps the agent's ASCII, in the
     # file and in what the exact request writes.
-    assert case.before == "a = “x”  # one – two\nb = 'y'\nc = “z”\nb = ‘y’\n"
-    assert case.after == "a = “x”  # one – two\nb = f('y')\nc = “z”\nb = ‘y’\n"
+    assert case.before == "a = “x”  # one — two\nb = 'y'\nc = “z”\nb = ‘y’\n"
+    assert case.after == "a = “x”  # one — two\nb = f('y')\nc = “z”\nb = ‘y’\n"
     assert case.before.count(case.old) == 1
     assert case.before.replace(case.old, case.new) == case.after
     assert replay.typographic_file(replay.hunk_edits("a\nb\n", "a\nc\n")[0]) is None

@@ -277,3 +277,32 @@ def test_a_new_string_that_only_adds_an_invisible_character_says_so() -> None:
     # A ZWNJ between Latin letters is no part of the text either.
     out = edit("value = compute()\n", "compute()", f"comp{ZWNJ}ute()")
     assert out.result.error is not None and "U+200C×1" in out.result.error
+
+
+def test_a_changed_line_keeps_its_own_marks_beside_a_typographic_kept_line() -> None:
+    # The block writes '"' two ways: curly on the line the edit keeps, straight on the
+    # one it changes. The quotes the changed line keeps are that line's own.
+    text = (
+        "    again = edit(first, “a = self.vformat(spec,”, “a = self_v2.vformat(spec,”)\n"
+        '    assert (again.result.status, again.data) == ("no_change", None)\n'
+    )
+    old = (
+        '    again = edit(first, "a = self.vformat(spec,", "a = self_v2.vformat(spec,")\n'
+        '    assert (again.result.status, again.data) == ("no_change", None)\n'
+    )
+    new = (
+        '    again = edit(first, "a = self.vformat(spec,", "a = self_v2.vformat(spec,")\n'
+        '    assert (again.result.status, again.data) == ("ambiguous", None)\n'
+        '    assert "a retry" in (again.result.error or "")\n'
+    )
+    assert applied(text, old, new) == text.replace('"no_change"', '"ambiguous"') + (
+        '    assert "a retry" in (again.result.error or "")\n'
+    )
+
+
+def test_joined_lines_keep_each_ones_marks_as_the_file_writes_them() -> None:
+    # The agent curls every quote; the file writes them straight on one line and curly
+    # on the other. Joined, each part keeps the file's own.
+    text = 'msg = "done"\n# see “notes”\n'
+    got = applied(text, "msg = “done”\n# see “notes”\n", "msg = “done”  # see “notes”\n")
+    assert got == 'msg = "done"  # see “notes”\n'

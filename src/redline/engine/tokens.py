@@ -84,30 +84,27 @@ class TokenMap:
                         if x != y and not x.isascii() and translate_punctuation(x) == y:
                             self.typographic.add(_mark_class(x))  # “ for the file's "
 
-    @property
-    def marked(self) -> set[str]:
-        """ASCII marks the block shows the file writing as a typographic or full-width twin."""
-        return {
-            tok
-            for (tok, _), targets in self.targets.items()
-            if _ascii_mark(tok) and any(not t.isascii() for t in targets)
-        }
-
-    def mapped(self, toks: list[str], added: Sequence[bool] | None = None) -> list[str | None]:
+    def mapped(
+        self, toks: list[str], sources: Sequence[str | None] | None = None
+    ) -> list[str | None]:
         """Each token as the file writes it; None where the block writes it several ways.
 
         An ASCII mark (a quote, a hyphen, a comma) the agent adds is written as it
         typed it, even where the block shows the file writing a typographic or
         full-width twin for it: in text the agent adds, ``"`` is not a guess at ``“``.
-        ``added`` says, token by token, which tokens the agent adds (by default,
-        all); the others are old_string's text (moved to another line, say), which
-        the file writes its way.
+        ``sources`` says, token by token, where the token comes from: None, text the
+        agent adds (by default, all of it); otherwise old_string's text it keeps or
+        moves (two lines joined), which the file writes its way — for a mark, the
+        file's own at that place when known (a string), else as the block shows it ("").
         """
         out: list[str | None] = []
         for k, (tok, context) in enumerate(zip(toks, _contexts(toks), strict=True)):
             targets = self.targets.get((tok, context))
-            if _ascii_mark(tok) and (added is None or added[k]):
+            source = None if sources is None else sources[k]
+            if _ascii_mark(tok) and source is None:
                 out.append(tok)
+            elif source and translate_punctuation(source) == translate_punctuation(tok):
+                out.append(source)  # a mark of old_string's: the file's own at its place
             elif not targets or tok.isspace():
                 out.append(self._unseen(tok))
             elif len(targets) == 1:
@@ -152,11 +149,11 @@ class TokenMap:
         ``mark`` itself: whether an added one is a twin or meant is a guess."""
         return mark != twin and not mark.isascii() and mark in self.file_chars
 
-    def carry(self, text: str, line: int, added: Sequence[bool] | None = None) -> str:
+    def carry(self, text: str, line: int, sources: Sequence[str | None] | None = None) -> str:
         """``text`` written the file's way, token by token (raises on a mixed mapping);
-        ``added``: see :meth:`mapped`."""
+        ``sources``: see :meth:`mapped`."""
         toks = TOKEN.findall(text)
-        return _joined(toks, self.mapped(toks, added), line, text)
+        return _joined(toks, self.mapped(toks, sources), line, text)
 
 
 def _ascii_mark(tok: str) -> bool:
@@ -321,22 +318,23 @@ def merge_tokens(
     theirs: str,
     tokens: TokenMap,
     line: int,
-    added: Sequence[bool] | None = None,
+    sources: Sequence[str | None] | None = None,
 ) -> str:
     """Token-level three-way merge of one line's text; a token changed two ways conflicts.
 
     ``theirs`` is the agent's new line as sent: its tokens are first written the
     file's way where the whole block says how (a word the agent misspells the
     same way everywhere takes the file's spelling), so a slip the agent copied
-    into the new line merges with the file's fix of it. ``added``: which tokens of
-    ``theirs`` the agent adds (see :meth:`TokenMap.mapped`).
+    into the new line merges with the file's fix of it. ``sources``: where the tokens
+    of ``theirs`` come from (see :meth:`TokenMap.mapped`).
     """
     a = TOKEN.findall(base)
     sent = TOKEN.findall(theirs)
-    mapped = tokens.mapped(sent, added)
+    mapped = tokens.mapped(sent, sources)
     t = [m if m is not None else tok for tok, m in zip(sent, mapped, strict=True)]
     hunks = sorted(
-        _typed_marks_stand(a, t, added, _hunks(a, TOKEN.findall(ours), False)) + _hunks(a, t, True),
+        _typed_marks_stand(a, t, sources, _hunks(a, TOKEN.findall(ours), False))
+        + _hunks(a, t, True),
         key=lambda h: (h.start, h.end),
     )
     chosen: list[_Hunk] = []
@@ -375,12 +373,12 @@ def merge_tokens(
 
 
 def _typed_marks_stand(
-    a: list[str], t: list[str], added: Sequence[bool] | None, ours: list[_Hunk]
+    a: list[str], t: list[str], sources: Sequence[str | None] | None, ours: list[_Hunk]
 ) -> list[_Hunk]:
     """The file's hunks, less those that would write the file's twin of a mark over a
     mark the agent adds: a lone mark the token alignment pairs with one of old_string's
     (a hyphen the agent types, lined up with a hyphen the file writes as a dash)."""
-    if added is None:
+    if sources is None:
         return ours
     paired: dict[int, int] = {}
     for tag, i1, i2, j1, j2 in _aligned(a, t):
@@ -393,7 +391,7 @@ def _typed_marks_stand(
             h.one_for_one
             and _ascii_mark(a[h.start])
             and h.start in paired
-            and added[paired[h.start]]
+            and sources[paired[h.start]] is None
             and _format_only(a, h)
         )
     ]

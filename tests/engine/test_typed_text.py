@@ -306,3 +306,34 @@ def test_joined_lines_keep_each_ones_marks_as_the_file_writes_them() -> None:
     text = 'msg = "done"\n# see “notes”\n'
     got = applied(text, "msg = “done”\n# see “notes”\n", "msg = “done”  # see “notes”\n")
     assert got == 'msg = "done"  # see “notes”\n'
+
+
+# Marks and indentation at once: the punctuation tier never matches inside indentation.
+
+
+@pytest.mark.parametrize(
+    ("text", "old", "new", "expected"),
+    [
+        (
+            'def f():\n    if x:\n        log("it’s done")\n    return 1\n',
+            '    log("it\'s done")\n',
+            '    log("it\'s done")\n    y = 2\n',
+            'def f():\n    if x:\n        log("it’s done")\n        y = 2\n    return 1\n',
+        ),
+        (
+            "def f():\n    if x:\n        total += len(a) – len(b)\n        held = a\n",
+            "    total += len(a) - len(b)\n",
+            "",
+            "def f():\n    if x:\n        held = a\n",
+        ),
+    ],
+    ids=["insert-after", "delete"],
+)
+def test_a_line_quoted_shallower_with_other_marks_is_not_matched_inside_its_indentation(
+    text: str, old: str, new: str, expected: str
+) -> None:
+    # Matched after four of the line's eight spaces, the edit wrote "y = 2" four
+    # columns out, or left four spaces in front of the next line.
+    out = edit(text, old, new)
+    assert out.data is None or out.data.decode() == expected
+    assert out.result.match_type != "punctuation"

@@ -167,7 +167,10 @@ def _trailing_newline(view: FileView, old: str) -> list[Span]:
 
 
 def _punctuation(view: FileView, old: str) -> list[Span]:
-    return _folded_tier(view, old, "punctuation", fold_punctuation(old))
+    # A line-starting old_string never matches after part of a line's indentation
+    # (it would leave the rest of the indentation in front of the replacement).
+    spans = _folded_tier(view, old, "punctuation", fold_punctuation(old))
+    return [s for s in spans if _whole_lines(view.text, s, old)]
 
 
 def _whitespace(view: FileView, old: str) -> list[Span]:

@@ -39,6 +39,7 @@ from typing import Any
 import pygit2
 
 from redline.engine.edit import EditItem, EditRequest, apply_edit
+from redline.engine.fold import translate_punctuation
 from redline.engine.patch import apply_patch
 from redline.engine.patch_plan import MemorySnapshot
 
@@ -636,6 +637,17 @@ def replay_commit(commit: CommitCase, tally: Tally, perturb: bool = True) -> Non
         replay_patch(commit, tally)
 
 
+def other_text(old: str, hunk: HunkEdit) -> bool:
+    """old_string, as perturbed, is another block of the file, or is one up to its quotes
+    and dashes (then the punctuation tier rightly takes that block)."""
+    if old != hunk.old and old in hunk.before:
+        return True
+    folded = translate_punctuation(old)
+    return folded != translate_punctuation(hunk.old) and folded in translate_punctuation(
+        hunk.before
+    )
+
+
 _MARKS = ("curly_quotes", "straight_quotes", "dashes", "straight_dashes", "cjk_to_ascii")
 
 
@@ -661,8 +673,8 @@ def send_perturbed(
     reason = None
     if old == new:
         reason = "nothing left to change"
-    elif old.replace("\r\n", "\n") != hunk.old and old.replace("\r\n", "\n") in hunk.before:
-        reason = "perturbed old_string is other text of the file"  # as the engine reads it
+    elif other_text(old.replace("\r\n", "\n"), hunk):  # as the engine reads it
+        reason = "perturbed old_string is other text of the file (up to quotes and dashes)"
     elif any(ambiguous_marks(f, exact_old + exact_new) for f in chain):
         reason = "the edit already has the marks it writes"
     elif erases_part_of_the_edit(exact_old, exact_new, old, new):

@@ -106,3 +106,20 @@ def test_a_retry_of_an_edit_that_landed_is_no_change(old: str, new: str) -> None
     assert landed.count(new) == 1
     out = edit(landed, old, new)
     assert (out.result.status, out.data) == ("no_change", None), out.result.error
+
+
+def test_a_retry_whose_match_reaches_a_blank_line_before_new_string_is_no_change() -> None:
+    # The fuzzy window of old_string took the blank line before new_string's place and
+    # read more like old_string than new_string: the edit was made again, the inserted
+    # line written twice.
+    text = (
+        "#!/usr/bin/bash\n\nset -eu\n\n# This script automates the version bump\n"
+        '# TODO: keep in sync with the caller\'s check\n\nversion="$1"\n\nif x; then\n'
+    )
+    old = '# This script automates the version bump\n\nversion="$1"\n'
+    new = (
+        "# This script automates the version bump\n# TODO: keep in sync with the caller's "
+        'check\n\nversion="$1"\n'
+    )
+    out = edit(text, old, new, "version-bump.sh")
+    assert (out.result.status, out.data) == ("no_change", None), out.data

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 from itertools import pairwise
 from typing import TYPE_CHECKING, Literal
 
@@ -93,11 +94,12 @@ def _landed(text: str, item: EditItem, chain: ChainResult) -> Landed:
 
     new_string must stand where old_string's surroundings place it, never merely
     somewhere in the file. A match of old_string that overlaps new_string's place
-    counts for new_string when it lies within it, or reads more like new_string
-    than old_string (a block that reaches past new_string holds old_string's text
-    still, as when the edit deletes a line the file still has). A match of
-    old_string elsewhere, fuzzy or not, is where the edit would go: whether this is
-    a retry is unclear.
+    counts for new_string when it lies (but for blank lines) within it, or mostly
+    within it, or reads more like new_string than old_string — unless what it
+    covers past new_string is a line the edit removes, still in the file (four
+    imports quoted with a slip in the last, new_string the first three): then the
+    edit is still to be made. A match of old_string elsewhere, fuzzy or not, is
+    where the edit would go: whether this is a retry is unclear.
     """
     new = item.new_string
     found = find_all(text, new) if new.strip() else []
@@ -114,16 +116,42 @@ def _landed(text: str, item: EditItem, chain: ChainResult) -> Landed:
         # tolerance: the file reads the same whether it landed or is still to make,
         # unless making it leaves the file as it is.
         return "unless_no_change"
+    removed = _removed_lines(item.old_string, new)
     for span in chain.spans:
         if not span.overlaps(here):
             verdict = "unclear"
             continue
-        if here.start <= span.start and span.end <= here.end:
+        past = (
+            text[span.start : max(span.start, here.start)]
+            + text[min(span.end, here.end) : span.end]
+        )
+        if not past.strip():
+            continue
+        if all(
+            any(ratio(line.strip(), gone) >= 0.8 for gone in removed)
+            for line in past.split("\n")
+            if line.strip()
+        ):
+            return "no"  # the text the edit removes is still there, next to new_string
+        inside = min(span.end, here.end) - max(span.start, here.start)
+        if inside >= 0.8 * (span.end - span.start):
             continue
         matched = text[span.start : span.end]
         if ratio(new, matched) <= ratio(item.old_string, matched):
             return "no"
     return verdict
+
+
+def _removed_lines(old: str, new: str) -> list[str]:
+    """The non-blank lines of old_string the edit removes or rewrites (stripped)."""
+    a, b = old.split("\n"), new.split("\n")
+    return [
+        line.strip()
+        for tag, i1, i2, _, _ in SequenceMatcher(None, a, b, False).get_opcodes()
+        if tag != "equal"
+        for line in a[i1:i2]
+        if line.strip()
+    ]
 
 
 def _whole_lines(text: str, pos: int, new: str) -> bool:

@@ -50,6 +50,7 @@ from perturbations import (  # noqa: E402
     FORMAT_PERTURBATIONS,
     Perturbation,
     combinations,
+    erases_trailing_whitespace,
     name_of,
     perturb_chain,
     perturb_pair,
@@ -681,6 +682,8 @@ def send_perturbed(
         reason = "the perturbation erases part of the edit"
     elif rewrites_added_text(chain, exact_old, exact_new):
         reason = "the perturbation rewrites marks the edit adds"
+    elif erases_trailing_whitespace(chain, exact_old, exact_new):
+        reason = "the perturbation erases trailing whitespace the edit changes"
     if reason is not None:
         label = name if kind == "perturbed" else kind
         tally.skipped[f"{label}: {reason}"] += 1

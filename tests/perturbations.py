@@ -271,6 +271,21 @@ def rewrites_added_text(chain: tuple[Perturbation, ...], old: str, new: str) -> 
     return any(f(text) is not None for f in reverse for text in added)
 
 
+def erases_trailing_whitespace(chain: tuple[Perturbation, ...], old: str, new: str) -> bool:
+    """``chain`` strips trailing whitespace, and the edit changes a line that has some:
+    the request then cannot say whether the edit keeps it (two lines joined, say)."""
+    if strip_trailing_whitespace not in chain:
+        return False
+    a, b = old.split("\n"), new.split("\n")
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return any(
+        line != line.rstrip(" \t")
+        for tag, i1, i2, _, _ in matcher.get_opcodes()
+        if tag != "equal"
+        for line in a[i1:i2]
+    )
+
+
 def typographic(text: str) -> str | None:
     """Text as a word processor or a careful writer types it: “double” and ‘single’
     curly quotes, an apostrophe ’, and `` - `` between words as an em dash — each a

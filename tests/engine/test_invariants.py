@@ -40,6 +40,7 @@ from perturbations import (
     FORMAT_PERTURBATIONS,
     Perturbation,
     combinations,
+    erases_trailing_whitespace,
     name_of,
     perturb_chain,
     perturb_pair,
@@ -625,7 +626,8 @@ def test_combined_format_perturbations_give_exact_bytes_or_refusal(edit: Edit, s
         assert pair is not None
         old_p, new_p = pair
         in_file = _other_text(_lf(old_p), edit.old, edit.text)
-        if in_file or old_p == new_p or rewrites_added_text(chain, edit.old, edit.new):
+        erased = erases_trailing_whitespace(chain, edit.old, edit.new)
+        if in_file or erased or old_p == new_p or rewrites_added_text(chain, edit.old, edit.new):
             _record("combined_edit", label, "skipped")
             continue
         _verdict(
@@ -903,7 +905,7 @@ def test_typo_on_a_line_the_edit_keeps_gives_exact_bytes_or_refusal(
     slip = data.draw(st.sampled_from(typo_variants(edit.old_lines[j])))
     old_t = _join([slip if i == j else line for i, line in enumerate(edit.old_lines)])
     new_t = _join([slip if origin == j else line for line, origin in edit.new_lines])
-    assume(not _whitespace_copy(old_t, edit.text))
+    assume(not _whitespace_copy(old_t, edit.text) and old_t not in edit.text)
     expected = _exact(edit)
     failures: list[str] = []
     _verdict(
@@ -933,7 +935,10 @@ def test_typo_on_a_line_the_edit_changes_gives_exact_bytes_or_refusal(
     j = data.draw(st.sampled_from(changed))
     slip = data.draw(st.sampled_from(typo_variants(edit.old_lines[j])))
     old_t = _join([slip if i == j else line for i, line in enumerate(edit.old_lines)])
+    # (A slip can make old_string other text of the file: "on:" slipped to "on" ends
+    # "setup-python". Then the request quotes that text.)
     assume(not _whitespace_copy(old_t, edit.text) and old_t != edit.new)
+    assume(old_t not in edit.text)
     expected = _exact(edit)
     failures: list[str] = []
     _verdict(

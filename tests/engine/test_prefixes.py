@@ -168,3 +168,34 @@ def test_a_file_whose_lines_are_numbered_is_edited_as_it_is() -> None:
     out = edit(text, "1: one\n2: two\n", "1: one\n2: zwei\n", "list.yaml")
     assert (out.result.status, out.result.match_type) == ("applied", "exact")
     assert out.data == b"1: one\n2: zwei\n3: three\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "old", "new", "expected"),
+    [
+        (
+            "dependabot.yml",
+            "updates:\n- package-ecosystem: pip\n  directory: /\n- package-ecosystem: npm\n"
+            "  directory: /web\n",
+            "- package-ecosystem: pip  \n  directory: /  \n",
+            "  directory: /  \n",
+            "updates:\n  directory: /\n- package-ecosystem: npm\n  directory: /web\n",
+        ),
+        (
+            "README.rst",
+            "Links\n-----\n\n-   Website: https://example.org/\n-   Source: https://example.org/src\n",
+            "-   Website: https://example.org/  \n-   Source: https://example.org/src  \n",
+            "    Website: https://example.org/  \n    Source: https://example.org/src  \n",
+            "Links\n-----\n\n    Website: https://example.org/\n    Source: https://example.org/src\n",
+        ),
+    ],
+)
+def test_a_list_whose_items_start_with_a_dash_is_edited_as_sent(
+    path: str, text: str, old: str, new: str, expected: str
+) -> None:
+    # Items at column 0 start with '-' and the lines after them are indented: read as
+    # diff markers they would be a deletion, or not the same ' ' lines on both sides.
+    # No '+' line: the file's text, matched as sent (here with trailing spaces).
+    out = edit(text, old, new, path)
+    assert (out.result.status, out.result.match_type) == ("applied", "whitespace")
+    assert out.data == expected.encode()

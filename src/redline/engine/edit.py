@@ -259,9 +259,11 @@ def _locate(
         if prefixed is not None:
             return prefixed
         marked = [r for r in readings(old, item.new_string) if r.prefixes.startswith("diff")]
-        if marked:
-            # Diff markers on every line are not the file's text, whatever else matches:
+        if marked and any(line.startswith("+") for line in item.new_string.split("\n")):
+            # Diff markers that add lines are not the file's text, whatever else matches:
             # as sent, the whitespace tier would take ' ' for indentation and write '+'.
+            # (Without a '+' line, old_string may be a list whose items start with '-',
+            # and the edit is matched as sent.)
             plain = EditItem(marked[0].old, marked[0].new)
             found = _locate(view, plain, threshold, limit, prefixes=False)
             note = f"old_string and new_string carried {marked[0].prefixes}; they were removed"

@@ -3,10 +3,11 @@
 A model that read a file through a viewer sometimes quotes each line with what
 the viewer put in front of it: a line number (``12: ``, ``    12→``, ``cat -n``'s
 ``    12\\t``), a box glyph (``│ ``, ``█ ``), or a diff's marker (`` ``, ``-`` on
-old_string's lines, `` ``, ``+`` on new_string's). :func:`readings` gives
-old_string and new_string without them when every line of both carries one of
-the same kind; the edit tool tries them when old_string as sent is not in the
-file, and applies one only when its old_string is there exactly once.
+old_string's lines, `` ``, ``+`` on new_string's, the `` `` lines the same on both).
+:func:`readings` gives old_string and new_string without them when every line of
+both carries one of the same kind; the edit tool tries them when old_string as
+sent is not in the file, and applies one only when its old_string is there
+exactly once.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def readings(old: str, new: str) -> list[Reading]:
         all(line[:1] in ("", " ", "-") for line in old_lines)
         and all(line[:1] in ("", " ", "+") for line in new_lines)
         and any(line[:1] in ("-", "+") for line in old_lines + new_lines)
+        and _context(old_lines) == _context(new_lines)
     ):
         cut_old = [line[1:] for line in old_lines]
         cut_new = [line[1:] for line in new_lines]
@@ -79,6 +81,12 @@ def readings(old: str, new: str) -> list[Reading]:
             Reading(_joined(cut_old, old), _joined(cut_new, new), "diff markers (' ', '-', '+')")
         )
     return found
+
+
+def _context(lines: list[str]) -> list[str]:
+    """A diff's context lines: the same, in the same order, on both sides of a hunk (a
+    list whose items start with '-' and whose other lines are indented is not a diff)."""
+    return [line[1:] for line in lines if line[:1] in ("", " ")]
 
 
 def _with_or_without_a_space(

@@ -7,7 +7,9 @@ requests against its parent's text, for each modified text file: one exact
 ``edit`` per diff hunk (context grown until old_string is unique), the same
 items as one ``edits`` batch, one Codex ``apply_patch`` per commit, and every
 hunk edit again with old_string and new_string perturbed the way a model
-quotes text (``tests/perturbations.py``) or with a slip of the pen. Each result
+quotes text (``tests/perturbations.py``: one perturbation, or two or three at
+once), against a copy of the file written with typographic marks while the
+agent types ASCII (the reverse marks), or with a slip of the pen. Each result
 is compared with the real commit: right (the expected bytes), refused (nothing
 written) or wrong (bytes written that differ: the number that must be 0).
 In the same run, ``git apply`` on the commits' diffs is timed against

@@ -39,6 +39,8 @@ MATCH_TYPES = (
     "punctuation",
     "whitespace",
     "escaped",
+    "prefixed",
+    "fragment",
     "fuzzy",
     "line_fuzzy",
     "rstrip",

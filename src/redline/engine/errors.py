@@ -21,6 +21,8 @@
     │   │                         (gitops.landing)
     │   └── CorruptNotes          refs/notes/redline cannot be read as a notes commit
     ├── LockHeld                  another process holds git's lock on a file (fsops.atomic)
+    ├── ResourceError             the machine refused a write: a full disk, a read-only file
+    │                             system, no file descriptors left (fsops.resources)
     ├── PolicyError               the guard policy does not parse or validate (hooks.config)
     ├── ConfigError               a tool setting ([permission], [compat]) is unusable
     │                             (tools.config)

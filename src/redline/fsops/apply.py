@@ -20,6 +20,7 @@ from redline.engine.result import Result
 from redline.fsops.atomic import NotRegular, read_regular
 from redline.fsops.confine import locate, not_regular, relative_to_root
 from redline.fsops.files import resolve, write_atomic
+from redline.fsops.resources import explain
 
 if TYPE_CHECKING:
     from redline.engine.policy import Policy
@@ -102,7 +103,8 @@ def _edit(
             return Result(
                 "failed",
                 path=request.path,
-                error=f"cannot write {request.path!r}: {exc.strerror}; the file is unchanged",
+                error=f"cannot write {request.path!r}: {explain(exc, target)}. "
+                "The file is unchanged",
             )
     return outcome.result
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from redline.fsops.atomic import read_regular_stat, replace_file
+from redline.fsops.resources import explain
 
 # Held past these, the stream is written and answered before it goes on.
 MAX_ANSWERS = 1000
@@ -115,7 +116,7 @@ def _write(target: Path, held: _Held) -> str | None:
             )
         replace_file(target, held.data)
     except OSError as exc:
-        return f"cannot write {held.path!r}: {exc.strerror}; the file is unchanged"
+        return f"cannot write {held.path!r}: {explain(exc, target)}. The file is unchanged"
     return None
 
 

@@ -9,15 +9,18 @@ rapidfuzz, charset-normalizer: ~0.12 s) are imported once requests first
 pause, not while the first ones run: a request an exact edit serves needs
 none of them, and an import holds the interpreter's lock against it.
 
-Packs. Each request writes its objects as one pack (``gitops.packs``); ``git
-repack --geometric`` rolls them together every ``CONSOLIDATE_AFTER``
-requests and when requests pause. It runs on this thread, beside the
-repository's one git worker, as a second process reading the repository,
-like a ``git gc`` a user starts: no request waits for it, a run longer than
-its timeout is killed (git removes old packs only after the new one is
-whole, so the packs stay as they were), so is a run still going when the
-daemon stops, and a failure is a line in the daemon's log, never a failed
-request.
+Packs. Each request writes its objects as one pack (``gitops.packs``),
+held by a ``.keep`` while a request that may use it is in flight; every
+``CONSOLIDATE_AFTER`` requests, and when requests pause, the small packs are
+rolled together (``gitops.rollup``: never a loose object, nothing that
+another git process may be reading is removed while requests flow). Once
+requests pause the thread also tidies up: the ``.keep`` of packs no request
+needs any more, and the packs rolled together, are removed. It all runs on
+this thread, beside the repository's one git worker, as a second process
+reading the repository, like a ``git gc`` a user starts: no request waits
+for it, a run longer than its timeout is killed (the packs stay as they
+were), so is a run still going when the daemon stops, and a failure is a
+line in the daemon's log, never a failed request.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from redline.gitops.packs import REPACK_TIMEOUT, consolidate
+from redline.gitops.packs import Holds
+from redline.gitops.rollup import REPACK_TIMEOUT, remove_packs, roll_up
 
 log = logging.getLogger("redline.daemon")
 # Imported by every request on first use: warmed as the daemon starts.
@@ -58,17 +62,27 @@ def warm_imports(modules: tuple[str, ...]) -> None:
 
 
 class Housekeeping:
-    """One thread for the daemon's upkeep: imports ahead of need, then pack roll-ups."""
+    """One thread for the daemon's upkeep: imports ahead of need, roll-ups, tidying."""
 
     def __init__(
-        self, git_dir: Path, git_env: Mapping[str, str], timeout: float = REPACK_TIMEOUT
+        self,
+        git_dir: Path,
+        git_env: Mapping[str, str],
+        timeout: float = REPACK_TIMEOUT,
+        *,
+        holds: Holds | None = None,
+        state_dir: Path | None = None,
     ) -> None:
         self.git_dir = git_dir
         self.git_env = dict(git_env)
         self.timeout = timeout
+        self.holds = holds or Holds(git_dir / "objects" / "pack")
+        self.state_dir = state_dir or git_dir / "redline"
+        self.redundant: set[str] = set()  # packs rolled together, removed at the next pause
         self._ready = threading.Event()  # REQUEST_MODULES are imported
         self._wanted = threading.Event()  # a job was asked for
         self._repack = False
+        self._tidy = False
         self._tolerant = False  # TOLERANT_MODULES asked for (once)
         self._stopping = threading.Event()
         self._idle = threading.Event()  # nothing asked for and nothing running
@@ -91,26 +105,29 @@ class Housekeeping:
         self._ask(repack=True)
 
     def when_quiet(self) -> None:
-        """Requests pause: import the tolerant tiers' libraries, if not done yet."""
-        self._ask(tolerant=True)
+        """Requests pause: roll up, tidy up, and import the tolerant tiers' libraries."""
+        self._ask(repack=True, tidy=True, tolerant=True)
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until nothing is asked for or running; False when ``timeout`` passed first."""
         return self._idle.wait(timeout)
 
     def stop(self) -> None:
-        """Kill a roll-up that is running and end the thread."""
+        """Kill a roll-up that is running and end the thread; then tidy up (no request is
+        in flight any more)."""
         self._stopping.set()
         self._wanted.set()
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+        self._tidy_up()
 
-    def _ask(self, repack: bool = False, tolerant: bool = False) -> None:
+    def _ask(self, repack: bool = False, tidy: bool = False, tolerant: bool = False) -> None:
         if self._thread is None or self._stopping.is_set():
             return
         with self._lock:
             self._repack = self._repack or repack
+            self._tidy = self._tidy or tidy
             self._tolerant = self._tolerant or tolerant
             self._idle.clear()
             self._wanted.set()
@@ -125,20 +142,45 @@ class Housekeeping:
                 return
             with self._lock:
                 self._wanted.clear()
-                repack, tolerant = self._repack, self._tolerant
-                self._repack = False
+                repack, tidy, tolerant = self._repack, self._tidy, self._tolerant
+                self._repack = self._tidy = False
             if tolerant and not tolerant_done:
                 warm_imports(TOLERANT_MODULES)
                 tolerant_done = True
             if repack:
-                started = time.monotonic()
-                problem = consolidate(
-                    self.git_dir, env=self.git_env, timeout=self.timeout, cancel=self._stopping
-                )
-                self._report(problem, time.monotonic() - started)
+                self._roll_up()
+            if tidy and not self._stopping.is_set():
+                self._tidy_up()
             with self._lock:
                 if not self._wanted.is_set():
                     self._idle.set()
+
+    def _roll_up(self) -> None:
+        started = time.monotonic()
+        released = self.holds.releasable()
+        outcome = roll_up(
+            self.git_dir,
+            self.state_dir,
+            env=self.git_env,
+            ours=released,
+            held=self.holds.held() - released,
+            skip=self.redundant,
+            timeout=self.timeout,
+            cancel=self._stopping,
+        )
+        self.redundant |= outcome.redundant
+        self._report(outcome.problem, time.monotonic() - started)
+
+    def _tidy_up(self) -> None:
+        """Let go of the packs no request needs, and remove the packs rolled together."""
+        try:
+            self.holds.release()
+            removed = remove_packs(self.git_dir / "objects" / "pack", self.redundant)
+        except OSError as exc:
+            log.warning("could not remove the packs rolled together: %s", exc)
+            return
+        self.holds.forget(removed)
+        self.redundant -= removed
 
     def _report(self, problem: str | None, seconds: float) -> None:
         if problem is None:

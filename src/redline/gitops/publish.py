@@ -32,6 +32,7 @@ from typing import Any
 import pygit2
 
 from redline.fsops.atomic import LOCK_SUFFIX, LockHeld
+from redline.fsops.resources import ResourceError, is_resource
 from redline.gitops import journal, notes, refs
 from redline.gitops.errors import GitModeError, RefMoved
 from redline.gitops.index import IndexPatcher, repair_checksum
@@ -132,7 +133,7 @@ class Publisher:
         prepared = (tip, notes.prepare(self.repo, ahead, signature(self.repo), tip, self.writer))
         self.writer.flush()  # what the journal names must be on disk first
         self._fault("before-journal")
-        journal.write(self.layout.journal, entry)
+        journal.write(self.layout.journal, entry, durable=self.writer.durability.refs)
         try:
             self._fault("after-journal")
             refs.update(self.repo, entry.ref, old, new, "redline: edit", writer=self.writer)
@@ -211,7 +212,7 @@ class Publisher:
         return True
 
     def _clear(self) -> None:
-        journal.clear(self.layout.journal, self.session.name)
+        journal.clear(self.layout.journal, self.session.name, self.writer.durability.refs)
 
     def _stage(self, files: Mapping[str, Entry | None], paths: list[str]) -> None:
         """Stage what this request wrote: patched in place when it can, else by libgit2."""
@@ -311,6 +312,13 @@ def _holds(path: Path, values: set[str]) -> bool:
 
 def _not_landed(exc: Exception) -> Exception:
     """The error to answer with when the edit was taken back: it says nothing was written."""
+    taken_back = "the edit was taken back: nothing was written"
+    if isinstance(exc, ResourceError):
+        return ResourceError(
+            f"cannot add the edit's evidence note ({exc.doing})", exc.cause, taken_back
+        )
+    if isinstance(exc, OSError) and is_resource(exc):
+        return ResourceError("cannot add the edit's evidence note", exc, taken_back)
     if isinstance(exc, (GitModeError, LockHeld)):
         return GitModeError(f"{exc} (the edit was not applied: nothing was written)")
     return GitModeError(

@@ -24,6 +24,7 @@ from redline.cli.runners import (
     guarded,
     rpc_error,
     rpc_status,
+    unavailable,
 )
 
 if TYPE_CHECKING:
@@ -78,15 +79,19 @@ def apply_command(
     3 partially applied (with --jsonl: the highest of the requests').
     """
     behind = None
-    if session is not None:
-        runner = _session_runner(repo, session, dry_run, threshold)
-    else:
-        if jsonl and not dry_run:
-            from redline.fsops.behind import WriteBehind
+    try:
+        if session is not None:
+            runner = _session_runner(repo, session, dry_run, threshold)
+        else:
+            if jsonl and not dry_run:
+                from redline.fsops.behind import WriteBehind
 
-            behind = WriteBehind()
-        runner = embedded_runner(root, dry_run, threshold, behind)
-    runner = _permitted(runner, root if session is None else None, repo, session)
+                behind = WriteBehind()
+            runner = embedded_runner(root, dry_run, threshold, behind)
+        runner = _permitted(runner, root if session is None else None, repo, session)
+    except Exception as exc:  # not even ready to apply: each request still gets its answer
+        behind = None
+        runner = unavailable(exc, session)
     # Bytes, not the locale's text: JSON on the wire is UTF-8 whatever the locale says.
     stdin = sys.stdin.buffer
     requests = _Requests(stdin) if jsonl else None

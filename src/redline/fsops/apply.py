@@ -17,6 +17,7 @@ from redline.engine.read import (
     unreadable,
 )
 from redline.engine.result import Result
+from redline.fsops import interrupts
 from redline.fsops.atomic import NotRegular, read_regular
 from redline.fsops.confine import locate, not_regular, relative_to_root
 from redline.fsops.files import resolve, write_atomic
@@ -98,7 +99,8 @@ def _edit(
         behind.hold(target, request.path, outcome.data)
     elif outcome.data is not None and not dry_run:
         try:
-            write_atomic(target, outcome.data)
+            with interrupts.writing():
+                write_atomic(target, outcome.data)
         except OSError as exc:
             return Result(
                 "failed",

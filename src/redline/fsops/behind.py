@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from redline.fsops import interrupts
 from redline.fsops.atomic import read_regular_stat, replace_file
 from redline.fsops.resources import explain
 
@@ -94,7 +95,8 @@ class WriteBehind:
     def flush(self) -> list[dict[str, Any]]:
         """Write every held file; the queued answers, in order, failures rewritten."""
         for target, held in self._held.items():
-            error = _write(target, held)
+            with interrupts.writing():
+                error = _write(target, held)
             if error is None:
                 continue
             if len(held.answers) > 1:

@@ -11,6 +11,7 @@ from redline.engine.patch import PatchOutcome, apply_patch, changed_after_planni
 from redline.engine.patch_plan import FileChange
 from redline.engine.paths import checked_path
 from redline.engine.result import Result
+from redline.fsops import interrupts
 from redline.fsops.atomic import TEMP_SUFFIX, NotRegular, read_regular
 from redline.fsops.confine import confine, not_regular, relative_to_root
 from redline.fsops.files import write_atomic
@@ -93,25 +94,27 @@ def land(
     }
     written: list[FileChange] = []
     undo = _Undo()
-    try:
-        for change in outcome.changes:
-            mode = modes.get(change.origin) if change.origin else None
-            _write(snapshot.path_of(change.path), change.after, undo, mode)
-            written.append(change)
-    except BaseException as exc:
-        undo.roll_back(snapshot, written, modes)
-        if not isinstance(exc, OSError):
+    with interrupts.writing():  # a signal waits: every group is written or rolled back
+        try:
+            for change in outcome.changes:
+                mode = modes.get(change.origin) if change.origin else None
+                _write(snapshot.path_of(change.path), change.after, undo, mode)
+                written.append(change)
+        except OSError as exc:
+            undo.roll_back(snapshot, written, modes)
+            failed_path = outcome.changes[len(written)].path
+            return Result(
+                "failed",
+                path=failed_path,
+                error=(
+                    f"cannot write {failed_path}: {explain(exc, snapshot.path_of(failed_path))}. "
+                    "This request's writes were rolled back and nothing changed"
+                ),
+            )
+        except BaseException:
+            undo.roll_back(snapshot, written, modes)
             raise  # after undoing this request's writes: the caller reports nothing written
-        failed_path = outcome.changes[len(written)].path
-        return Result(
-            "failed",
-            path=failed_path,
-            error=(
-                f"cannot write {failed_path}: {explain(exc, snapshot.path_of(failed_path))}. "
-                "This request's writes were rolled back and nothing changed"
-            ),
-        )
-    undo.done()
+        undo.done()
     return outcome.result
 
 

@@ -114,4 +114,10 @@ def _serve(
     )
     click.echo(f"redline mcp: {where}; tools: {', '.join(surface.tools)}", err=True)
     served = Served(tools, backend, Approvals(config.permissions), model, provider)
-    anyio.run(serve, served)
+    signum = anyio.run(serve, served)
+    if signum is not None:  # stopped as asked: quietly, with the signal's exit status
+        from redline.fsops.interrupts import Interrupted
+
+        stopped = Interrupted(signum)
+        stopped.quiet = True
+        raise stopped

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from mcp_fixtures import Folder
 
-from gitmode_fixtures import REDLINE
+from gitmode_fixtures import REDLINE, GitMode, branch_commits, changed_files, rev
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -45,9 +45,9 @@ def _nested(depth: int) -> Any:
 
 
 class Server:
-    def __init__(self, folder: Folder) -> None:
+    def __init__(self, folder: Folder, *args: str) -> None:
         self.proc = subprocess.Popen(
-            [*REDLINE, "mcp", "--embedded", "--repo", str(folder.root)],
+            [*REDLINE, "mcp", *(args or ("--embedded",)), "--repo", str(folder.root)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -181,3 +181,68 @@ def test_a_signal_stops_the_server_quietly(server: Server, folder: Folder, signu
     _no_crash(err, folder)
     assert "interrupted" not in err
     assert os.path.exists(folder.root / "c.txt")
+
+
+BAD_TEXT = [
+    # (how the text is written on the wire, what the error says the field holds)
+    (b"\\ud800", "a lone surrogate (U+D800)"),
+    (b"\\u0000", "a NUL character (U+0000)"),
+    (b"\xff", "a lone surrogate (U+DCFF, or the byte 0xFF, which is not valid UTF-8)"),
+]
+
+
+def _bad_calls(tools: list[str]) -> list[tuple[bytes, str, str]]:
+    """Raw tools/call lines with ``@@`` where the bad text goes: (line, field, tool)."""
+    calls = {
+        "edit": ("new_string", {"path": "b.py", "old_string": "VALUE = 1", "new_string": "V@@"}),
+        "write": ("content", {"path": "new.py", "content": "x = @@"}),
+        "apply_patch": (
+            "patch",
+            {"patch": "*** Begin Patch\n*** Add File: new.py\n+@@\n*** End Patch\n"},
+        ),
+    }
+    lines = []
+    for number, tool in enumerate(tools, start=100):
+        field, arguments = calls[tool]
+        lines.append((json.dumps(_call(number, tool, arguments)).encode(), field, tool))
+    return lines
+
+
+def _refuses_bad_text(server: Server, tools: list[str]) -> None:
+    for raw, what in BAD_TEXT:
+        for line, field, tool in _bad_calls(tools):
+            server.send(line.replace(b"@@", raw))
+            answer = server.read()
+            result = answer["result"]
+            assert result["isError"] is True, (tool, answer)
+            content = result["structuredContent"]
+            assert content["status"] == "invalid", (tool, content)
+            assert content["error"].startswith(f"{field!r} holds {what} at line "), content
+
+
+def test_bad_text_is_refused_naming_the_field_embedded(server: Server, folder: Folder) -> None:
+    _refuses_bad_text(server, ["edit", "write"])
+    assert not (folder.root / "new.py").exists()
+    assert (folder.root / "b.py").read_text() == "VALUE = 1\n"
+
+
+def test_bad_text_is_refused_naming_the_field_in_git_mode(gm: GitMode) -> None:
+    base = rev(gm.repo, "HEAD")
+    folder = Folder(gm.repo, gm.env)
+    server = Server(folder, "--session", "s", "--model", "gpt-5")  # apply_patch
+    try:
+        _refuses_bad_text(server, ["apply_patch"])
+        server.send(
+            _call(
+                200,
+                "apply_patch",
+                {"patch": "*** Begin Patch\n*** Add File: ok.py\n+ok\n*** End Patch\n"},
+            )
+        )
+        assert server.read()["result"]["structuredContent"]["status"] == "applied"
+        code, err = server.close()
+        assert code == 0, err
+    finally:
+        server.release()
+    [commit] = branch_commits(gm.repo, "redline/s", base, gm.env)
+    assert changed_files(gm.repo, commit, gm.env) == ["ok.py"]

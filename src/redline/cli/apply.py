@@ -266,9 +266,14 @@ def _decode(data: bytes) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return _Problem(
-            f"request is not valid UTF-8 (byte {exc.start}); send JSON encoded as UTF-8"
-        )
+        try:
+            # Inside a string, the bytes are kept as surrogate escapes: the request is
+            # refused naming the field that holds them (tools.request.bad_text).
+            return json.loads(data.decode("utf-8", "surrogateescape"))
+        except (ValueError, RecursionError):
+            return _Problem(
+                f"request is not valid UTF-8 (byte {exc.start}); send JSON encoded as UTF-8"
+            )
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

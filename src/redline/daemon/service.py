@@ -29,7 +29,7 @@ from redline.gitops import history, outcomes
 from redline.gitops import session as sessions
 from redline.gitops.apply import OnWorker, SessionApplier, here
 from redline.gitops.durability import Durability
-from redline.gitops.errors import SessionError
+from redline.gitops.errors import SessionError, WorktreeGone
 from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects
 from redline.gitops.repo import main_repository
 from redline.gitops.spares import SparePool
@@ -105,10 +105,7 @@ class Service:
         if name not in self._appliers:
             session = sessions.load(self.layout, name)
             if not Path(session.worktree).is_dir():
-                raise SessionError(
-                    f"the worktree of session {name!r} ({session.worktree}) is gone; close the "
-                    f"session (`redline session close {name} --force`) and open a new one"
-                )
+                raise WorktreeGone(name, session.worktree)
             applier = SessionApplier(
                 self.repo,
                 self.layout,
@@ -208,6 +205,9 @@ class Service:
         name = _optional_str(params, "name")
         base = _optional_str(params, "base")
         session = sessions.open_session(self.repo, self.layout, name, base)
+        if session.name in self._appliers:  # its worktree was checked out again (it was gone)
+            del self._appliers[session.name]
+            self.on_session_close(session.name)
         self.applier(session.name, checked_out_now=True)
         # The daemon's first session: what its first request imports is imported
         # by now (during the checkout), not half-way through when it arrives.
@@ -253,7 +253,13 @@ class Service:
     def _apply(self, name: str, request_obj: Any, params: dict[str, Any]) -> dict[str, Any]:
         from redline.tools.schema import parse_request
 
-        applier = self.on_worker(lambda: self._applier_now(name))
+        try:
+            applier = self.on_worker(lambda: self._applier_now(name))
+        except WorktreeGone as exc:
+            path = request_obj.get("path") if isinstance(request_obj, dict) else None
+            result = Result("failed", path=path if isinstance(path, str) else None, error=str(exc))
+            result.session = name
+            return result.to_dict()
         try:
             request, turn = parse_request(request_obj)
         except RequestError as exc:
@@ -269,6 +275,9 @@ class Service:
         dry_run = bool(params.get("dry_run", False))
         try:
             result = applier.apply(request, model, dry_run=dry_run, on_worker=self.on_worker)
+        except WorktreeGone as exc:  # removed under the session: reopening it is the fix
+            result = Result("failed", path=getattr(request, "path", None), error=str(exc))
+            result.session = name
         except (ResourceError, OSError) as exc:
             # The machine, not the request: nothing landed (a request that landed is
             # answered as applied, whatever fails after), so it is a refusal to retry.

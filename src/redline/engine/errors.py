@@ -16,6 +16,7 @@
     │   ├── NotARepository        the path is not inside a git repository
     │   │   └── NoRepository      the same, found by the CLI without pygit2 (daemon.paths)
     │   ├── SessionError          a session is missing, exists already, or cannot be closed
+    │   │   └── WorktreeGone      its worktree folder was removed under it
     │   ├── RefMoved              a branch moved while redline was committing to it
     │   ├── LandError             a session cannot land: conflict, dirty or moved target
     │   │                         (gitops.landing)

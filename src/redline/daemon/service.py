@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pygit2
+
 from redline import __version__
 from redline.daemon import protocol
 from redline.daemon.housekeeping import Housekeeping
@@ -40,6 +42,7 @@ from redline.hooks.config import policy_from_tree
 
 log = logging.getLogger("redline.daemon")
 T = TypeVar("T")
+PACK_FILES_OPEN = 128  # pack files libgit2 keeps open at most (the least used are closed)
 
 
 class Service:
@@ -52,6 +55,9 @@ class Service:
         git_env: Mapping[str, str],
         fault: Callable[[str], None] | None = None,
     ) -> None:
+        # libgit2 keeps every pack file it read open, and the daemon writes a pack per
+        # request: without a bound a long session runs out of file descriptors.
+        pygit2.settings.mwindow_file_limit = PACK_FILES_OPEN
         self.repo, self.layout = main_repository(repo_path)
         self.layout.ensure()
         # Every object the daemon writes is staged, then written as one pack per call,

@@ -34,7 +34,7 @@ import pygit2
 from redline.fsops.atomic import LOCK_SUFFIX, LockHeld
 from redline.fsops.resources import ResourceError, is_resource
 from redline.gitops import journal, notes, refs
-from redline.gitops.errors import GitModeError, RefMoved
+from redline.gitops.errors import GitModeError
 from redline.gitops.index import IndexPatcher, repair_checksum
 from redline.gitops.objects import write_blob
 from redline.gitops.repo import NOTES_REF, Layout, signature
@@ -206,7 +206,7 @@ class Publisher:
         """Undo the branch move, if the branch is still where this request put it."""
         try:
             refs.update(self.repo, ref, new, old, "redline: undo edit", writer=self.writer)
-        except (RefMoved, GitModeError) as exc:
+        except Exception as exc:  # moved on, locked, or the disk is full: it stays landed
             log.warning("session %s: cannot move %s back: %s", self.session.name, ref, exc)
             return False
         return True

@@ -1,0 +1,48 @@
+"""Fixtures of the fault suite: per module, a small tmpfs holding a repository (root only;
+skipped with the reason otherwise) and the environment every process of the module gets."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from fault_support import Tmpfs, need_root_and_mount, short_dir
+
+from gitmode_fixtures import FILES, IDENTITY, make_repo, scrubbed_env
+
+
+@dataclass
+class Machine:
+    """The module's tmpfs, a repository on it, and the environment of its processes."""
+
+    disk: Tmpfs
+    repo: Path
+    env: dict[str, str]
+    runtime: Path
+
+
+@pytest.fixture(scope="module")
+def machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machine]:
+    need_root_and_mount()
+    base = tmp_path_factory.mktemp("faults")
+    home = base / "home"
+    home.mkdir()
+    disk = Tmpfs(base / "disk")
+    disk.mount()
+    try:
+        with short_dir() as runtime, pytest.MonkeyPatch.context() as patch:
+            env = scrubbed_env(home, runtime, XDG_CACHE_HOME=str(disk.path / "cache"))
+            # The daemon of this module runs in this process: it gets the same environment.
+            for name in [n for n in os.environ if n.startswith("GIT_")]:
+                patch.delenv(name)
+            for name in ("HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME"):
+                patch.setenv(name, env[name])
+            for name, value in IDENTITY.items():
+                patch.setenv(name, value)
+            repo = make_repo(disk.path / "repo", FILES, env)
+            yield Machine(disk, repo, env, runtime)
+    finally:
+        disk.umount()

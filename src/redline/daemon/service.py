@@ -344,7 +344,8 @@ def _not_applied(exc: Exception, where: str) -> str | None:
     ``where`` is the repository, for an error that names no file."""
     outcome = "the request was not applied: nothing was written"
     if isinstance(exc, ResourceError):
-        return f"{exc.doing}: {explain(exc.cause, exc.cause.filename or where)} — {outcome}"
+        said = explain(exc.cause, exc.cause.filename or where)
+        return f"{exc.doing}: {said} — {exc.outcome or outcome}"
     if isinstance(exc, OSError) and is_resource(exc):
         return f"cannot apply the request: {explain(exc, exc.filename or where)} — {outcome}"
     return None

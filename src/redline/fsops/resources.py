@@ -118,15 +118,17 @@ def _open_file_limit() -> str:
 
 
 class ResourceError(RedlineError):
-    """The machine refused an operation redline needed; the request was not carried out.
+    """The machine refused an operation redline needed.
 
-    ``doing`` is what failed ("cannot write the edit's objects"), ``cause`` the
-    system's error and ``outcome`` what became of the request ("the edit was
-    not applied: nothing was written").
+    ``doing`` is what failed ("cannot move refs/heads/x"), ``cause`` the
+    system's error, and ``outcome`` what became of the request ("the edit was
+    taken back: nothing was written") — None where the code that failed cannot
+    know: the caller that answers the request says it then.
     """
 
-    def __init__(self, doing: str, cause: OSError, outcome: str) -> None:
+    def __init__(self, doing: str, cause: OSError, outcome: str | None = None) -> None:
         self.doing = doing
         self.cause = cause
         self.outcome = outcome
-        super().__init__(f"{doing}: {explain(cause)} — {outcome}")
+        said = f"{doing}: {explain(cause)}"
+        super().__init__(said if outcome is None else f"{said} — {outcome}")

@@ -143,7 +143,7 @@ def _logged(repo: pygit2.Repository, name: str) -> bool:
 
 def _cannot(name: str, exc: OSError) -> GitModeError | ResourceError:
     if is_resource(exc):
-        return ResourceError(f"cannot move {name}", exc, f"{name} is where it was")
+        return ResourceError(f"cannot move {name}", exc)
     return GitModeError(
         f"cannot move {name} ({exc.strerror or exc}: {exc.filename}); check that the "
         "repository's refs folder is writable and that no file or folder is in the ref's way"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import json
 import os
 import shutil
 import subprocess
@@ -33,7 +34,15 @@ from typing import Any
 
 import pytest
 
-from gitmode_fixtures import assert_fsck_clean, commit_records, git, porcelain
+from gitmode_fixtures import (
+    REDLINE,
+    alive,
+    assert_fsck_clean,
+    commit_records,
+    git,
+    kill_daemon,
+    porcelain,
+)
 from redline.daemon.client import Client
 from redline.daemon.protocol import RpcError
 from redline.daemon.server import Server
@@ -172,6 +181,46 @@ class Daemon:
         assert not self._thread.is_alive(), "the daemon did not stop"
 
 
+class RealDaemon:
+    """The daemon of ``repo`` as users run it: a process of its own, started by the CLI."""
+
+    def __init__(self, repo: Path, env: dict[str, str]) -> None:
+        self.repo = repo
+        self.env = env
+        self.cli("daemon", "start")
+        status = json.loads(self.cli("daemon", "status", "--json"))
+        self.socket = Path(status["socket"])
+        self.pid = int(status["pid"])
+
+    def cli(self, *args: str, payload: str | None = None) -> str:
+        proc = subprocess.run(
+            [*REDLINE, *args, "--repo", str(self.repo)],
+            input=payload,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=self.repo,
+            timeout=120,
+        )
+        assert proc.returncode == 0, f"redline {' '.join(args)}: {proc.stderr}{proc.stdout}"
+        return proc.stdout
+
+    def client(self) -> Client:
+        return Client(self.socket, timeout=120)
+
+    def open(self, name: str) -> Path:
+        with self.client() as conn:
+            return Path(conn.call("session.open", {"name": name})["worktree"])
+
+    def alive(self) -> bool:
+        return alive(self.pid)
+
+    def stop(self) -> None:
+        with contextlib.suppress(AssertionError, subprocess.TimeoutExpired):
+            self.cli("daemon", "stop")
+        kill_daemon(self.pid)
+
+
 @dataclass
 class Answer:
     request: dict[str, Any]
@@ -212,14 +261,14 @@ class Writer:
 class Load:
     """A thread per writer, each sending ``count`` requests on its own connection."""
 
-    def __init__(self, daemon: Daemon, writers: list[Writer], count: int) -> None:
+    def __init__(self, daemon: Daemon | RealDaemon, writers: list[Writer], count: int) -> None:
         self.problems: list[BaseException] = []
         self._threads = [
             threading.Thread(target=self._run, args=(daemon, w, count), daemon=True)
             for w in writers
         ]
 
-    def _run(self, daemon: Daemon, writer: Writer, count: int) -> None:
+    def _run(self, daemon: Daemon | RealDaemon, writer: Writer, count: int) -> None:
         try:
             with daemon.client() as conn:
                 for _ in range(count):
@@ -239,7 +288,7 @@ class Load:
         assert not self.problems, f"requests without an answer: {self.problems!r}"
 
 
-def start_writers(daemon: Daemon, repo: Path, names: list[str]) -> list[Writer]:
+def start_writers(daemon: Daemon | RealDaemon, repo: Path, names: list[str]) -> list[Writer]:
     """A session per name, each with its own file ``<name>.txt`` holding ``n = 0``."""
     writers = []
     for name in names:
@@ -283,7 +332,7 @@ def check_sessions(repo: Path, writers: list[Writer], base: str) -> None:
     assert_fsck_clean(repo)
 
 
-def recovers(daemon: Daemon, writers: list[Writer]) -> None:
+def recovers(daemon: Daemon | RealDaemon, writers: list[Writer]) -> None:
     """The next request of every session succeeds, on the same daemon."""
     for writer in writers:
         with daemon.client() as conn:

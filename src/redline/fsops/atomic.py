@@ -167,7 +167,11 @@ def _take(lock: Path, staged: tuple[int, Path] | None, mode: int, open_new: Open
             os.unlink(lock)
             raise
         return fd
-    return os.dup(fd)
+    try:
+        return os.dup(fd)
+    except BaseException:  # no descriptor left: the lock taken must not stay behind
+        os.unlink(lock)
+        raise
 
 
 def _temporary(path: Path, mode: int, open_new: OpenNew) -> tuple[int, Path]:

@@ -14,7 +14,7 @@ import pytest
 from gitmode_fixtures import FILES, assert_fsck_clean, git, git_wrapper, make_repo
 from redline.gitops.gitenv import without_git_redirects
 from redline.gitops.packs import StagedObjects
-from redline.gitops.rollup import geometric_split, remove_packs, roll_up
+from redline.gitops.rollup import geometric_split, remove_packs, roll_up, still_redundant
 
 
 @pytest.fixture
@@ -188,3 +188,39 @@ def test_a_failing_roll_up_says_what_git_said(repo: Path, tmp_path: Path) -> Non
         f"`git gc` in {repo / '.git'}"
     )
     assert outcome.redundant == set()
+
+
+def test_nothing_is_removed_once_git_has_repacked_the_packs_a_roll_up_made(
+    repo: Path, tmp_path: Path
+) -> None:
+    """git's own pack of every reachable object is rolled with one of the daemon's; then
+    ``git repack -a -d`` removes the rolled pack and writes its pack again, under the same
+    name (a content hash). Removing that name as redundant would remove every object:
+    nothing of the roll-up is removed."""
+    git(repo, "repack", "-a", "-d", "-q")
+    [gits] = _packs(repo)
+    handle = pygit2.Repository(str(repo))
+    staged = StagedObjects.attach(handle)
+    for i in range(6):  # objects no ref names: git's next repack drops them
+        handle.create_blob(f"scratch {i}\n".encode())
+    staged.flush()
+    outcome = roll_up(repo / ".git", tmp_path / "state", env=_env(), ours=staged.holds.releasable())
+    assert outcome.made is not None and gits in outcome.redundant
+
+    git(repo, "repack", "-a", "-d", "-q")
+
+    pack_dir = repo / ".git" / "objects" / "pack"
+    assert outcome.made not in _packs(repo)
+    assert still_redundant(pack_dir, [outcome]) == set()
+    remove_packs(pack_dir, still_redundant(pack_dir, [outcome]))
+    assert git(repo, "cat-file", "-t", "HEAD") == "commit\n"
+    assert_fsck_clean(repo)
+
+
+def test_what_a_roll_up_made_redundant_goes_while_its_pack_is_there(
+    repo: Path, tmp_path: Path
+) -> None:
+    _, staged, _ = _commits(repo, 4)
+    outcome = roll_up(repo / ".git", tmp_path / "state", env=_env(), ours=staged.holds.releasable())
+    pack_dir = repo / ".git" / "objects" / "pack"
+    assert still_redundant(pack_dir, [outcome]) == outcome.redundant != set()

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from redline.gitops.packs import Holds
-from redline.gitops.rollup import REPACK_TIMEOUT, remove_packs, roll_up
+from redline.gitops.rollup import REPACK_TIMEOUT, RollUp, remove_packs, roll_up, still_redundant
 
 log = logging.getLogger("redline.daemon")
 # Imported by every request on first use: warmed as the daemon starts.
@@ -78,7 +78,7 @@ class Housekeeping:
         self.timeout = timeout
         self.holds = holds or Holds(git_dir / "objects" / "pack")
         self.state_dir = state_dir or git_dir / "redline"
-        self.redundant: set[str] = set()  # packs rolled together, removed at the next pause
+        self.rolls: list[RollUp] = []  # roll-ups whose rolled packs go at the next pause
         self._ready = threading.Event()  # REQUEST_MODULES are imported
         self._wanted = threading.Event()  # a job was asked for
         self._repack = False
@@ -168,19 +168,27 @@ class Housekeeping:
             timeout=self.timeout,
             cancel=self._stopping,
         )
-        self.redundant |= outcome.redundant
+        if outcome.redundant:
+            self.rolls.append(outcome)
         self._report(outcome.problem, time.monotonic() - started)
+
+    @property
+    def redundant(self) -> set[str]:
+        """The packs rolled together, not removed yet."""
+        return {name for roll in self.rolls for name in roll.redundant}
 
     def _tidy_up(self) -> None:
         """Let go of the packs no request needs, and remove the packs rolled together."""
+        pack_dir = self.git_dir / "objects" / "pack"
         try:
             self.holds.release()
-            removed = remove_packs(self.git_dir / "objects" / "pack", self.redundant)
+            removed = remove_packs(pack_dir, still_redundant(pack_dir, self.rolls))
         except OSError as exc:
             log.warning("could not remove the packs rolled together: %s", exc)
             return
         self.holds.forget(removed)
-        self.redundant -= removed
+        # Done, or not to be done: another program changed the packs (see still_redundant).
+        self.rolls = []
 
     def _report(self, problem: str | None, seconds: float) -> None:
         if problem is None:

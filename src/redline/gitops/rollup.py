@@ -12,7 +12,8 @@ half-written or disappears from it while requests flow.
 
 The packs rolled together are only listed as redundant; :func:`remove_packs`
 deletes them once requests pause, as git's own ``gc`` deletes the packs it
-replaced. A pack with a ``.keep`` of another program, a promisor or cruft pack
+replaced — those :func:`still_redundant` vouches for: git may have changed the
+folder meanwhile. A pack with a ``.keep`` of another program, a promisor or cruft pack
 is never rolled; redline's own held packs only once :class:`~redline.gitops.
 packs.Holds` lets them go.
 """
@@ -45,6 +46,9 @@ class RollUp:
     problem: str | None = None
     redundant: set[str] = field(default_factory=set)
     made: str | None = None
+    # the packs whose objects were left out of ``made`` (they hold them): ``redundant`` may
+    # go only while ``made`` and these are all still there (see :func:`still_redundant`)
+    excluded: set[str] = field(default_factory=set)
 
 
 def roll_up(
@@ -95,6 +99,7 @@ def roll_up(
         if outcome.problem is None and outcome.made is not None:
             _move_in(workdir / "pack", pack_dir, outcome.made)
             outcome.redundant = set(rolled) - {outcome.made}
+            outcome.excluded = set(excluded)
         return outcome
     except OSError as exc:
         return RollUp(f"cannot put the rolled pack in place ({exc}); the packs are as before")
@@ -120,6 +125,23 @@ def geometric_split(counts: list[int], factor: int = FACTOR) -> int:
         else:
             break
     return split
+
+
+def still_redundant(pack_dir: Path, rolls: list[RollUp]) -> set[str]:
+    """The packs the roll-ups ``rolls`` made redundant that may be removed now: those of
+    each roll-up whose new pack and every pack it left objects to are still there.
+
+    Other programs work in the same folder: ``git repack -a -d`` may have removed the
+    new pack since (its objects are then in git's pack, or unreachable), or written a
+    pack with the name of one rolled (names are content hashes): then nothing of that
+    roll-up is removed, and git's own next repack tidies up.
+    """
+    present = {p.stem for p in pack_dir.glob("pack-*.idx")}
+    removable: set[str] = set()
+    for roll in rolls:
+        if roll.made in present and roll.excluded <= present:
+            removable |= roll.redundant
+    return removable
 
 
 def remove_packs(pack_dir: Path, names: Collection[str]) -> set[str]:

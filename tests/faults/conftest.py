@@ -3,6 +3,7 @@ skipped with the reason otherwise) and the environment every process of the modu
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,8 +25,24 @@ class Machine:
     runtime: Path
 
 
+@contextlib.contextmanager
+def _environment(home: Path, runtime: Path, cache: Path) -> Iterator[dict[str, str]]:
+    """The environment of the module's processes; the daemon of the module runs in this
+    process, so it gets the same one."""
+    with pytest.MonkeyPatch.context() as patch:
+        env = scrubbed_env(home, runtime, XDG_CACHE_HOME=str(cache))
+        for name in [n for n in os.environ if n.startswith("GIT_")]:
+            patch.delenv(name)
+        for name in ("HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME"):
+            patch.setenv(name, env[name])
+        for name, value in IDENTITY.items():
+            patch.setenv(name, value)
+        yield env
+
+
 @pytest.fixture(scope="module")
 def machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machine]:
+    """A repository on a small tmpfs (root only)."""
     need_root_and_mount()
     base = tmp_path_factory.mktemp("faults")
     home = base / "home"
@@ -33,16 +50,27 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machine]:
     disk = Tmpfs(base / "disk")
     disk.mount()
     try:
-        with short_dir() as runtime, pytest.MonkeyPatch.context() as patch:
-            env = scrubbed_env(home, runtime, XDG_CACHE_HOME=str(disk.path / "cache"))
-            # The daemon of this module runs in this process: it gets the same environment.
-            for name in [n for n in os.environ if n.startswith("GIT_")]:
-                patch.delenv(name)
-            for name in ("HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME"):
-                patch.setenv(name, env[name])
-            for name, value in IDENTITY.items():
-                patch.setenv(name, value)
+        with short_dir() as runtime, _environment(home, runtime, disk.path / "cache") as env:
             repo = make_repo(disk.path / "repo", FILES, env)
             yield Machine(disk, repo, env, runtime)
     finally:
         disk.umount()
+
+
+@dataclass
+class Place:
+    """A repository on the ordinary disk, and the environment of its processes."""
+
+    repo: Path
+    env: dict[str, str]
+    runtime: Path
+
+
+@pytest.fixture(scope="module")
+def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
+    """A repository for the faults other processes make (no root needed)."""
+    base = tmp_path_factory.mktemp("faults")
+    home = base / "home"
+    home.mkdir()
+    with short_dir() as runtime, _environment(home, runtime, base / "cache") as env:
+        yield Place(make_repo(base / "repo", FILES, env), env, runtime)

@@ -167,7 +167,7 @@ class SessionApplier:
         it is, every file would look deleted (and be committed so)."""
         try:
             link = (self.root / ".git").read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             raise WorktreeGone(self.session.name, self.session.worktree) from None
         admin = link.removeprefix("gitdir:").strip()
         if not admin or not (self.root / admin).is_dir():  # pruned by `git worktree prune`

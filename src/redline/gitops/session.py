@@ -206,7 +206,7 @@ def _worktree_gone(session: Session) -> bool:
     root = Path(session.worktree)
     try:
         link = (root / ".git").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return True
     admin = link.removeprefix("gitdir:").strip()
     return not admin or not (root / admin).is_dir()

@@ -375,6 +375,9 @@ def error_for(exc: Exception) -> RpcError:
         return RpcError(protocol.SESSION_ERROR, "session error", str(exc))
     if isinstance(exc, RedlineError):  # on purpose: its message says what to do
         return RpcError(protocol.REPOSITORY_ERROR, "cannot do that", str(exc))
+    if isinstance(exc, OSError) and is_resource(exc):  # the machine, not a bug
+        log.warning("%s", exc)
+        return RpcError(protocol.REPOSITORY_ERROR, "cannot do that", explain(exc))
     log.exception("internal error")
     return RpcError(
         protocol.INTERNAL_ERROR,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -179,3 +180,27 @@ def test_an_import_that_fails_ahead_of_time_is_logged(caplog: pytest.LogCaptureF
     assert record.getMessage() == (
         "could not import redline.no_such_module ahead of the requests that use it"
     )
+
+
+def test_the_tolerant_libraries_are_imported_only_while_no_request_is_matched(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two threads importing rapidfuzz at once can each find the other's module half
+    imported: the import ahead of time waits for the requests being matched, and a
+    request that comes meanwhile waits for the import."""
+    import redline.daemon.housekeeping as module
+
+    events: list[str] = []
+    monkeypatch.setattr(module, "warm_imports", lambda names: events.append("import"))
+    housekeeping = Housekeeping(repo / ".git", without_git_redirects(os.environ))
+    done = threading.Event()
+    with housekeeping.planning():
+        warming = threading.Thread(
+            target=lambda: done.set() if housekeeping._warm_tolerant() else None
+        )
+        warming.start()
+        time.sleep(0.3)
+        events.append("matched")  # still matching: nothing was imported yet
+    warming.join(timeout=10)
+    assert done.is_set()
+    assert events == ["matched", "import"]

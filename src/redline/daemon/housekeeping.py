@@ -25,11 +25,12 @@ line in the daemon's log, never a failed request.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from redline.gitops.packs import Holds
@@ -50,6 +51,7 @@ TOLERANT_MODULES = (
     "charset_normalizer",
 )
 READY_TIMEOUT = 10.0  # seconds session.open waits at most for REQUEST_MODULES
+WARM_WAIT = 5.0  # seconds the tolerant import waits for the requests being matched
 
 
 def warm_imports(modules: tuple[str, ...]) -> None:
@@ -88,6 +90,11 @@ class Housekeeping:
         self._idle = threading.Event()  # nothing asked for and nothing running
         self._idle.set()
         self._lock = threading.Lock()  # guards the job flags, _idle and _wanted
+        # Requests being matched, and whether the tolerant libraries are being imported:
+        # never both at once (see planning).
+        self._gate = threading.Condition()
+        self._planning = 0
+        self._warming = False
         self._thread: threading.Thread | None = None
         self._last_problem: str | None = None
 
@@ -107,6 +114,42 @@ class Housekeeping:
     def when_quiet(self) -> None:
         """Requests pause: roll up, tidy up, and import the tolerant tiers' libraries."""
         self._ask(repack=True, tidy=True, tolerant=True)
+
+    @contextlib.contextmanager
+    def planning(self) -> Iterator[None]:
+        """A request is matched in the block. Two threads importing rapidfuzz at once can
+        each see the other's half-imported module (an ImportError): the tolerant
+        libraries are imported ahead of time only while no request is matched, and a
+        request that comes meanwhile waits for that import (once, ~0.1 s)."""
+        with self._gate:
+            while self._warming:
+                self._gate.wait()
+            self._planning += 1
+        try:
+            yield
+        finally:
+            with self._gate:
+                self._planning -= 1
+                self._gate.notify_all()
+
+    def _warm_tolerant(self) -> bool:
+        """Import TOLERANT_MODULES once no request is matched; False when requests kept
+        coming (asked again at the next pause)."""
+        deadline = time.monotonic() + WARM_WAIT
+        with self._gate:
+            while self._planning:
+                left = deadline - time.monotonic()
+                if left <= 0 or self._stopping.is_set():
+                    return False
+                self._gate.wait(min(left, 0.1))
+            self._warming = True
+        try:
+            warm_imports(TOLERANT_MODULES)
+        finally:
+            with self._gate:
+                self._warming = False
+                self._gate.notify_all()
+        return True
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until nothing is asked for or running; False when ``timeout`` passed first."""
@@ -145,8 +188,7 @@ class Housekeeping:
                 repack, tidy, tolerant = self._repack, self._tidy, self._tolerant
                 self._repack = self._tidy = False
             if tolerant and not tolerant_done:
-                warm_imports(TOLERANT_MODULES)
-                tolerant_done = True
+                tolerant_done = self._warm_tolerant()
             if repack:
                 self._roll_up()
             if tidy and not self._stopping.is_set():

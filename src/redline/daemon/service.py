@@ -280,7 +280,8 @@ class Service:
         model = request_obj.get("model") if isinstance(request_obj, dict) else None
         dry_run = bool(params.get("dry_run", False))
         try:
-            result = applier.apply(request, model, dry_run=dry_run, on_worker=self.on_worker)
+            with self.housekeeping.planning():
+                result = applier.apply(request, model, dry_run=dry_run, on_worker=self.on_worker)
         except WorktreeGone as exc:  # removed under the session: reopening it is the fix
             result = Result("failed", path=getattr(request, "path", None), error=str(exc))
             result.session = name

@@ -150,7 +150,7 @@ def test_apply_through_the_daemon_with_exit_codes(gm: GitMode) -> None:
 
     code, missed = gm.cli.apply("s", edit("b.py", "no such text", "x"))
     assert code == 1
-    assert missed["status"] == "no_match"
+    assert missed["status"] == "no_match", missed["error"]
     assert missed["session"] == "s" and missed["commits"] == []
 
     code, bad = gm.cli.apply("s", {"tool": "edit", "path": "b.py"})

@@ -46,10 +46,13 @@ class SparePool:
     allocation holds.
     """
 
-    def __init__(self, folder: Path, keep: int = KEEP, pause: float = PAUSE) -> None:
+    def __init__(
+        self, folder: Path, keep: int = KEEP, pause: float = PAUSE, retry: float = RETRY
+    ) -> None:
         self.folder = folder
         self.keep = keep
         self.pause = pause
+        self.retry = retry
         self._bins = (folder / "a", folder / "b")
         self._spares: tuple[list[str], list[str]] = ([], [])
         self._drain = 0  # the bin requests take from; the thread fills the other
@@ -166,7 +169,7 @@ class SparePool:
                     # A full disk, a removed folder: files are created as usual meanwhile,
                     # and the pool is topped up again once making one works.
                     self._report(exc)
-                    self._stopped.wait(RETRY)
+                    self._stopped.wait(self.retry)
                     continue
                 if self._problem is not None:
                     self._report(None)
@@ -177,7 +180,7 @@ class SparePool:
         import logging  # only here: the guard hook imports this module too
 
         log = logging.getLogger("redline.daemon")
-        said = None if problem is None else str(problem)
+        said = None if problem is None else (problem.strerror or str(problem))  # not per file
         if said == self._problem:
             return
         if problem is None:

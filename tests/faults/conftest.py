@@ -6,23 +6,12 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fault_support import Tmpfs, need_root_and_mount, short_dir
+from fault_support import Machine, Place, Tmpfs, need_root_and_mount, short_dir
 
 from gitmode_fixtures import FILES, IDENTITY, make_repo, scrubbed_env
-
-
-@dataclass
-class Machine:
-    """The module's tmpfs, a repository on it, and the environment of its processes."""
-
-    disk: Tmpfs
-    repo: Path
-    env: dict[str, str]
-    runtime: Path
 
 
 @contextlib.contextmanager
@@ -55,15 +44,6 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machine]:
             yield Machine(disk, repo, env, runtime)
     finally:
         disk.umount()
-
-
-@dataclass
-class Place:
-    """A repository on the ordinary disk, and the environment of its processes."""
-
-    repo: Path
-    env: dict[str, str]
-    runtime: Path
 
 
 @pytest.fixture(scope="module")

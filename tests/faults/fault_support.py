@@ -119,6 +119,25 @@ def short_dir() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+@dataclass
+class Machine:
+    """The module's tmpfs, a repository on it, and the environment of its processes."""
+
+    disk: Tmpfs
+    repo: Path
+    env: dict[str, str]
+    runtime: Path
+
+
+@dataclass
+class Place:
+    """A repository on the ordinary disk, and the environment of its processes."""
+
+    repo: Path
+    env: dict[str, str]
+    runtime: Path
+
+
 class Hook:
     """The daemon's fault hook: ``arm(point, action)`` runs ``action`` once, the first time
     a request reaches ``point``."""

@@ -21,6 +21,7 @@ import pytest
 from fault_support import (
     Daemon,
     Load,
+    Place,
     RealDaemon,
     Writer,
     check_sessions,
@@ -29,7 +30,6 @@ from fault_support import (
     start_writers,
 )
 
-from conftest import Place
 from gitmode_fixtures import alive, assert_fsck_clean, rev
 
 pytestmark = pytest.mark.slow

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from fault_support import Machine
 
-from conftest import Machine
 from gitmode_fixtures import REDLINE
 
 pytestmark = pytest.mark.slow

@@ -14,9 +14,8 @@ import resource
 from collections.abc import Iterator
 
 import pytest
-from fault_support import Load, RealDaemon, check_sessions, recovers, start_writers
+from fault_support import Load, Machine, RealDaemon, check_sessions, recovers, start_writers
 
-from conftest import Machine
 from gitmode_fixtures import rev
 
 pytestmark = pytest.mark.slow

@@ -14,9 +14,16 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from fault_support import Daemon, Load, check_sessions, recovers, short_dir, start_writers
+from fault_support import (
+    Daemon,
+    Load,
+    Machine,
+    check_sessions,
+    recovers,
+    short_dir,
+    start_writers,
+)
 
-from conftest import Machine
 from gitmode_fixtures import REDLINE, digest_tree, rev
 
 pytestmark = pytest.mark.slow

@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fault_support import RealDaemon, Writer, check_sessions, start_writers
+from fault_support import Place, RealDaemon, Writer, check_sessions, start_writers
 
-from conftest import Place
 from gitmode_fixtures import REDLINE, commit_records, digest_tree, rev
 
 pytestmark = pytest.mark.slow

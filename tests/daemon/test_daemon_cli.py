@@ -143,7 +143,7 @@ def test_apply_through_the_daemon_with_exit_codes(gm: GitMode) -> None:
 
     code, missed = gm.cli.apply("s", edit("b.py", "no such text", "x"))
     assert code == 1
-    assert missed["status"] == "no_match"
+    assert missed["status"] == "no_match", missed["error"]
     assert missed["session"] == "s" and missed["commits"] == []
 
     code, bad = gm.cli.apply("s", {"tool": "edit", "path": "b.py"})
@@ -503,6 +503,34 @@ def test_sigterm_stops_the_daemon_cleanly(gm: GitMode) -> None:
     assert not gm.cli.pid_file.exists()
     assert gm.cli.status()["running"] is False
     assert "stopped" in (state_dir(gm) / "daemon.log").read_text()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_daemon_run_in_the_foreground_stops_quietly_on_a_signal(
+    gm: GitMode, signum: int
+) -> None:
+    """`redline daemon run` under a supervisor or a terminal: a stop it was asked for,
+    exit 0, nothing said (its log says it stopped)."""
+    proc = subprocess.Popen(
+        [*REDLINE, "daemon", "run", "--repo", str(gm.repo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=gm.env,
+        cwd=gm.repo,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not gm.cli.status()["running"]:
+            assert time.monotonic() < deadline, "the daemon did not start"
+            time.sleep(0.05)
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert (proc.returncode, out, err) == (0, b"", b"")
+    assert (state_dir(gm) / "daemon.log").read_text().rstrip().endswith("INFO stopped")
 
 
 # --- a clean stop ----------------------------------------------------------------------------

@@ -428,7 +428,8 @@ def test_the_server_starts_no_daemon_for_a_folder(folder: Folder) -> None:
 @pytest.mark.e2e  # raw lines on a real server's stdin: the stdio framing itself
 def test_garbage_on_the_wire_leaves_the_server_answering(folder: Folder) -> None:
     """Raw JSON-RPC lines: a line that is no JSON, a call whose arguments are no object and
-    a call without a name get protocol errors; the call after them is applied."""
+    a call without a name get protocol errors; the call after them is applied (more frames
+    in test_mcp_wire.py)."""
     lines = [
         {
             "jsonrpc": "2.0",
@@ -471,7 +472,7 @@ def test_garbage_on_the_wire_leaves_the_server_answering(folder: Folder) -> None
             )
         server.stdin.flush()
         answers: dict[int, dict[str, Any]] = {}
-        while 4 not in answers:  # the answers to 1-4; the line that is no JSON gets none
+        while 4 not in answers:  # the answers to 1-4, and to the line that is no JSON
             answer = json.loads(server.stdout.readline())
             answers[answer["id"]] = answer
         server.stdin.close()
@@ -483,6 +484,7 @@ def test_garbage_on_the_wire_leaves_the_server_answering(folder: Folder) -> None
         server.stdout.close()
         if not server.stdin.closed:
             server.stdin.close()
+    assert answers[None]["error"]["code"] == -32700  # parse error, id null
     assert answers[2]["error"]["code"] == -32602
     assert answers[3]["error"]["code"] == -32602
     assert answers[4]["result"]["isError"] is False

@@ -37,9 +37,10 @@ def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None, check: bool
     return proc.stdout.decode("utf-8", errors="replace")
 
 
-def git_wrapper(folder: Path, *, repack: str) -> Path:
-    """A folder holding a ``git`` that runs the shell command ``repack`` in place of
-    ``git repack`` and the real git for anything else: put it first on PATH."""
+def git_wrapper(folder: Path, *, pack_objects: str) -> Path:
+    """A folder holding a ``git`` that runs the shell command ``pack_objects`` in place of
+    ``git pack-objects`` (the daemon's roll-up of its packs) and the real git for anything
+    else: put it first on PATH."""
     real = shutil.which("git")
     assert real is not None, "these tests need git on the PATH"
     folder.mkdir(parents=True, exist_ok=True)
@@ -47,8 +48,8 @@ def git_wrapper(folder: Path, *, repack: str) -> Path:
     script.write_text(
         "#!/bin/sh\n"
         'for arg in "$@"; do\n'
-        '  if [ "$arg" = repack ]; then\n'
-        f"    {repack}\n"
+        '  if [ "$arg" = pack-objects ]; then\n'
+        f"    {pack_objects}\n"
         "    exit 0\n"
         "  fi\n"
         "done\n"

@@ -117,17 +117,24 @@ def _serve(
     )
     click.echo(f"redline mcp: {where}; tools: {', '.join(surface.tools)}", err=True)
     served = Served(tools, backend, Approvals(config.permissions), model, provider)
-    run_stdio(served)
+    signum = run_stdio(served)
+    if signum is not None:  # stopped as asked: quietly, with the signal's exit status
+        from redline.fsops.interrupts import Interrupted
+
+        stopped = Interrupted(signum)
+        stopped.quiet = True
+        raise stopped
 
 
-def _on_stdio(served: Served) -> None:
+def _on_stdio(served: Served) -> int | None:
+    """Serve on this process's stdin and stdout; the signal that stopped the server, if any."""
     import anyio
 
     from redline.mcp.server import serve
 
-    anyio.run(serve, served)
+    return anyio.run(serve, served)
 
 
 # Serving on this process's stdin and stdout: the process edge, which the tests replace
 # to serve the same ``Served`` over the MCP SDK's in-memory streams.
-run_stdio: Callable[[Served], None] = _on_stdio
+run_stdio: Callable[[Served], int | None] = _on_stdio

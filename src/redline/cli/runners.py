@@ -112,17 +112,39 @@ def guarded(run: Runner, aftermath: str, session: str | None = None) -> Runner:
     """``run``, answering an unexpected exception with a ``failed`` result.
 
     No input may end the stream: the request that met the bug gets a result
-    (``aftermath`` says what became of it) and the next request still runs.
+    (``aftermath`` says what became of it) and the next request still runs. A
+    failure of the machine (a full disk, no file descriptors left) is no bug:
+    it is answered with what ran out and what to do.
     """
 
     def guarded_run(obj: Any) -> dict[str, Any]:
         try:
             return run(obj)
         except Exception as exc:
-            error = _internal_error(exc, aftermath)
-            return failure("failed", obj, error, session)
+            return failure("failed", obj, _unexpected(exc, aftermath), session)
 
     return guarded_run
+
+
+def unavailable(exc: Exception, session: str | None) -> Runner:
+    """The runner of a command that could not get ready to apply anything (``exc`` says
+    why): every request is answered ``failed`` with that reason, and nothing is applied."""
+    from redline.engine.errors import RedlineError
+
+    aftermath = "nothing was applied"
+    if isinstance(exc, RedlineError):
+        error = f"{exc}; {aftermath}"
+    else:
+        error = _unexpected(exc, aftermath)
+    return lambda obj: failure("failed", obj, error, session)
+
+
+def _unexpected(exc: Exception, aftermath: str) -> str:
+    from redline.fsops.resources import explain, is_resource
+
+    if isinstance(exc, OSError) and is_resource(exc):
+        return f"cannot carry out the request: {explain(exc)} — {aftermath}"
+    return _internal_error(exc, aftermath)
 
 
 def failure(status: Status, obj: Any, error: str, session: str | None = None) -> dict[str, Any]:

@@ -266,10 +266,11 @@ def daemon_lock(files: DaemonFiles) -> Iterator[IO[str]]:
             pid.write(f"{daemon_pid()}\n")
         yield handle
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            files.pid.unlink()
-        with contextlib.suppress(FileNotFoundError):
-            files.socket.unlink()
+        # Only this daemon's own: after .git/redline was removed under it, another
+        # daemon may have made these files again (the server removes its own socket).
+        if _read_pid(files) == os.getpid():
+            with contextlib.suppress(FileNotFoundError):
+                files.pid.unlink()
         fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
 

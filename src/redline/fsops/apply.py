@@ -17,9 +17,11 @@ from redline.engine.read import (
     unreadable,
 )
 from redline.engine.result import Result
+from redline.fsops import interrupts
 from redline.fsops.atomic import NotRegular, read_regular
 from redline.fsops.confine import locate, not_regular, relative_to_root
 from redline.fsops.files import resolve, write_atomic
+from redline.fsops.resources import explain
 
 if TYPE_CHECKING:
     from redline.engine.policy import Policy
@@ -108,12 +110,14 @@ def _edit(
         behind.hold(target, request.path, outcome.data)
     elif outcome.data is not None and not dry_run:
         try:
-            write_atomic(target, outcome.data)
+            with interrupts.writing():
+                write_atomic(target, outcome.data)
         except OSError as exc:
             return Result(
                 "failed",
                 path=request.path,
-                error=f"cannot write {request.path!r}: {exc.strerror}; the file is unchanged",
+                error=f"cannot write {request.path!r}: {explain(exc, target)}. "
+                "The file is unchanged",
             )
     return outcome.result
 

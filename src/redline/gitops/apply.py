@@ -67,6 +67,7 @@ from redline.engine.write import DeleteRequest, WriteRequest, operation, plan_fi
 from redline.gitops import notes
 from redline.gitops import undo as undoing
 from redline.gitops.carried import CARRIED_FLAG, FlaggedEdits, carried_flag
+from redline.gitops.errors import WorktreeGone
 from redline.gitops.notes import Note, NoteOperation, Verdict
 from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.publish import Commit as Landing
@@ -195,6 +196,17 @@ class SessionApplier:
         """Read the worktree's index now, so that the first request does not pay for it."""
         self.publisher.warm()
 
+    def check_worktree(self) -> None:
+        """WorktreeGone when the worktree folder, or its ``.git`` link, was removed: read as
+        it is, every file would look deleted (and be committed so)."""
+        try:
+            link = (self.root / ".git").read_text(encoding="utf-8", errors="replace")
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            raise WorktreeGone(self.session.name, self.session.worktree) from None
+        admin = link.removeprefix("gitdir:").strip()
+        if not admin or not (self.root / admin).is_dir():  # pruned by `git worktree prune`
+            raise WorktreeGone(self.session.name, self.session.worktree)
+
     # -- the request -------------------------------------------------------------
 
     def apply(
@@ -205,6 +217,7 @@ class SessionApplier:
         on_worker: OnWorker = here,
     ) -> Result:
         """Prepare and land through ``on_worker``, plan on this thread (see the module doc)."""
+        self.check_worktree()
         if isinstance(request, ReadRequest):
             result = self.read(request)
             result.session = self.session.name
@@ -342,6 +355,7 @@ class SessionApplier:
 
     def _prepare(self, targets: list[str], dry_run: bool) -> _Prepared:
         """On the git thread: the tip to plan on, with the external changes committed."""
+        self.check_worktree()
         if self.publisher.pending():
             # A request that landed but could not finish (or a crash): finish it first,
             # so that the worktree matches the branch before it is read.

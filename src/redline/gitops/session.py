@@ -120,7 +120,19 @@ def open_session(
     name = name or _free_name(repo, layout)
     check_name(name)
     layout.ensure()
-    if _meta_path(layout, name).exists():
+    record = _read(_meta_path(layout, name))
+    if record is not None and _worktree_gone(record):
+        # Open, but its worktree was removed under it: checked out again, where it was.
+        with contextlib.suppress(KeyError, pygit2.GitError):
+            repo.lookup_worktree(_worktree_name(name)).prune(True)
+        shutil.rmtree(record.worktree, ignore_errors=True)
+        _resume(repo, layout, name, record.branch, None, Path(record.worktree))
+        session = Session(  # the same session: where its history starts is kept
+            name, record.branch, record.worktree, record.base, record.created, resumed=True
+        )
+        _write(_meta_path(layout, name), session)
+        return session
+    if record is not None:
         raise SessionError(
             f"session {name!r} is already open; use it, or close it first "
             f"(`redline session close {name}`)"
@@ -210,6 +222,17 @@ def _resume(
     return session
 
 
+def _worktree_gone(session: Session) -> bool:
+    """Whether the session's worktree folder, or the repository's record of it, is gone."""
+    root = Path(session.worktree)
+    try:
+        link = (root / ".git").read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return True
+    admin = link.removeprefix("gitdir:").strip()
+    return not admin or not (root / admin).is_dir()
+
+
 def _checked_out(repo: pygit2.Repository, layout: Layout, branch: str) -> str | None:
     """Why ``branch`` cannot get a worktree of its own (a worktree has it), or None."""
     short = branch.removeprefix("refs/heads/")
@@ -230,6 +253,10 @@ def _checked_out(repo: pygit2.Repository, layout: Layout, branch: str) -> str | 
             location = Path((entry / "gitdir").read_text(encoding="utf-8").strip()).parent
         except OSError:
             location = entry
+        if not location.exists() and entry.name.startswith(_worktree_name("")):
+            # A session worktree of redline's whose folder was removed: forgotten now.
+            shutil.rmtree(entry, ignore_errors=True)
+            continue
         if location.exists():
             return (
                 f"branch {short} is checked out in the worktree {location}; remove that "

@@ -26,6 +26,7 @@ from redline.engine.paths import check_characters, has_control_character
 from redline.engine.read import DEFAULT_LIMIT, ReadRequest
 from redline.engine.result import Result
 from redline.engine.write import DeleteRequest, WriteRequest
+from redline.tools.request import bad_text
 
 if TYPE_CHECKING:
     from redline.engine.requests import Request
@@ -146,6 +147,9 @@ def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Req
     """Validate a decoded JSON request; return the engine request and its turn."""
     if not isinstance(obj, dict):
         raise RequestError(f"a request must be a JSON object, like {REQUEST_EXAMPLE}")
+    not_text = bad_text(obj)
+    if not_text is not None:
+        raise RequestError(not_text[1], not_text[0])
     tool = obj.get("tool")
     if tool == "apply_patch":
         _check_downgraded_patch(obj)

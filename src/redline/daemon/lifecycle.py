@@ -268,7 +268,7 @@ def daemon_lock(files: DaemonFiles) -> Iterator[IO[str]]:
     finally:
         # Only this daemon's own: after .git/redline was removed under it, another
         # daemon may have made these files again (the server removes its own socket).
-        if _read_pid(files) == os.getpid():
+        if _read_pid(files) == daemon_pid():
             with contextlib.suppress(FileNotFoundError):
                 files.pid.unlink()
         fcntl.flock(handle, fcntl.LOCK_UN)
@@ -344,9 +344,7 @@ def _logging_to(path: Path) -> Iterator[None]:
         return True
 
     handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(
-        logging.Formatter("%(asctime)s %(daemon_pid)d %(levelname)s %(message)s")
-    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(daemon_pid)d %(levelname)s %(message)s"))
     handler.addFilter(stamp)
     root = logging.getLogger()
     level = root.level

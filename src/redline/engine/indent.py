@@ -161,9 +161,13 @@ def _scale_from_steps(
 
 
 def _only_known(pairs: list[tuple[str, str]]) -> Reindent:
-    """The depths the pairs show, and no other: a line at another depth is refused."""
-    known = dict(pairs)
-    return known.get
+    """The depths the pairs show, and no other: a line at another depth is refused, and
+    so is one at an indentation the pairs map to two depths (a flat quote of lines at
+    several depths says nothing of where a line it adds goes)."""
+    known: dict[str, str | None] = {}
+    for agent, file in pairs:
+        known[agent] = file if known.get(agent, file) == file else None
+    return lambda indent: known.get(indent)
 
 
 def _prefix(pairs: list[tuple[str, str]]) -> Reindent | None:

@@ -160,6 +160,13 @@ class _Merge:
             None, [s.text for s in self.base], [s.text for s in self.theirs], False
         ).get_opcodes()
         kept = {i for tag, i1, i2, _, _ in self.ops if tag == "equal" for i in range(i1, i2)}
+        # new_string's lines that keep an old_string line: new index → old index.
+        self.kept_new = {
+            j: i
+            for tag, i1, i2, j1, _ in self.ops
+            if tag == "equal"
+            for i, j in zip(range(i1, i2), range(j1, j1 + i2 - i1), strict=True)
+        }
         self.tokens = TokenMap(
             [(self.base[i].body, self.ours[j].body, i in kept) for i, j in self._trusted_pairs()],
             self.file_chars,
@@ -300,12 +307,14 @@ class _Merge:
             found = self.ours[unit.file].text if unit.file is not None else ""
             raise MergeConflict(i, self.base[i].text, found)
         pairs = _pair_edited(self.base[i1:i2], self.theirs[j1:j2])
+        beside = self._beside(j1, j2)
         out = []
         for k, seg in enumerate(self.theirs[j1:j2]):
             b = pairs.get(k)
             partner = self.partner[i1 + b].file if b is not None else None
             if b is None or partner is None:
-                out.append(self._insert(seg, j1 + k, self._in_place_of(i1, i2, j2 - j1, k)))
+                replaces = self._in_place_of(i1, i2, j2 - j1, k)
+                out.append(self._insert(seg, j1 + k, replaces, beside))
                 continue
             reshaped = i2 - i1 != j2 - j1
             base, ours = self.base[i1 + b], self.ours[partner]
@@ -350,10 +359,41 @@ class _Merge:
         partner = self.partner[i1 + k].file
         return None if partner is None else (self.base[i1 + k], self.ours[partner])
 
-    def _insert(self, t: Seg, line: int, replaces: tuple[Seg, Seg] | None = None) -> str:
+    def _beside(self, j1: int, j2: int) -> tuple[str, str] | None:
+        """(agent indentation, file indentation) of the kept lines right before and after
+        new lines ``j1:j2``, when both exist and agree: the depth of a line inserted
+        between them at their indentation, where the pairs map it to no single depth."""
+        around = []
+        for lines in (range(j1 - 1, -1, -1), range(j2, len(self.theirs))):
+            for j in lines:
+                if j not in self.kept_new:
+                    return None
+                if not self.theirs[j].blank:
+                    partner = self.partner[self.kept_new[j]].file
+                    if partner is None or not self.theirs[j].full_start:
+                        return None
+                    around.append((self.theirs[j].indent, self.ours[partner].indent))
+                    break
+            else:
+                return None  # nothing on this side says its depth
+        before, after = around
+        return before if before == after else None
+
+    def _insert(
+        self,
+        t: Seg,
+        line: int,
+        replaces: tuple[Seg, Seg] | None = None,
+        beside: tuple[str, str] | None = None,
+    ) -> str:
         if t.blank:
             return self._blank(t)
-        lead = self._map_indent(t, line) if t.full_start else ""
+        if not t.full_start:
+            lead = ""
+        elif replaces is not None and t.indent == replaces[0].indent and replaces[1].full_start:
+            lead = replaces[1].indent  # rewritten in place at the quoted line's indentation
+        else:
+            lead = self._map_indent(t, line, beside)
         if replaces is not None and t.trail == replaces[0].trail:
             # A line rewritten in place keeps the file's trailing whitespace there.
             return lead + self.tokens.carry(t.body, line) + replaces[1].trail
@@ -383,8 +423,10 @@ class _Merge:
         extra = self.extra_trailing
         return t.text[: -len(extra)] if extra and t.text.endswith(extra) else t.text
 
-    def _map_indent(self, t: Seg, line: int) -> str:
+    def _map_indent(self, t: Seg, line: int, beside: tuple[str, str] | None = None) -> str:
         mapped = self.reindent(t.indent) if self.reindent is not None else None
+        if mapped is None and beside is not None and beside[0] == t.indent:
+            mapped = beside[1]  # no single depth from the pairs: the lines around it say
         if t.indent and self._flat_quote():
             # old_string quoted the lines without their indentation, and the agent
             # indented this line itself: it is written as given — unless a shift of

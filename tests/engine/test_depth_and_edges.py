@@ -1,0 +1,147 @@
+"""Tolerant edits that placed lines at a wrong depth or past the edge of the block.
+
+Each case was found applied with wrong content on the engine before its fix: a
+flat old_string whose lines sit at several depths, a step guessed from the
+rest of the file, an exact match that began inside a line's indentation, a
+fuzzy window that dropped or swapped an edge line, apply_patch taking the first
+of several places. The rule they check: a tolerant match writes the exact
+request's bytes, or refuses — never a third text.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from redline.engine.edit import EditItem, EditOutcome, EditRequest, apply_edit
+from redline.engine.patch import PatchOutcome, apply_patch
+from redline.engine.patch_plan import MemorySnapshot
+
+
+def edit(text: str, old: str, new: str) -> EditOutcome:
+    return apply_edit(text.encode(), EditRequest("f", (EditItem(old, new),)))
+
+
+def applied(text: str, old: str, new: str) -> str:
+    out = edit(text, old, new)
+    assert out.result.status == "applied", out.result.error
+    assert out.data is not None
+    return out.data.decode()
+
+
+def refused(text: str, old: str, new: str) -> EditOutcome:
+    out = edit(text, old, new)
+    assert out.data is None, f"wrote {out.data!r} ({out.result.match_type})"
+    assert out.result.status not in ("applied", "no_change")
+    return out
+
+
+def patch(text: str, *body: str, anchor: str = "") -> PatchOutcome:
+    lines = "".join(line + "\n" for line in body)
+    header = f"@@ {anchor}" if anchor else "@@"
+    request = f"*** Begin Patch\n*** Update File: f\n{header}\n{lines}*** End Patch\n"
+    return apply_patch(request, MemorySnapshot({"f": text.encode()}))
+
+
+def patched(text: str, *body: str, anchor: str = "") -> str:
+    out = patch(text, *body, anchor=anchor)
+    assert out.result.status == "applied", out.result.error
+    (change,) = out.changes
+    assert change.after is not None
+    return change.after.decode()
+
+
+def patch_refused(text: str, *body: str) -> PatchOutcome:
+    out = patch(text, *body)
+    assert out.result.status != "applied"
+    assert not out.changes
+    return out
+
+
+# C1. A flat old_string whose lines sit at several depths: the pairs map one
+# agent indentation to several file depths, so no mapping is learnt from them;
+# a line the edit inserts takes the depth of the lines around it when they
+# agree, and is refused otherwise.
+
+LOOP = "def f():\n    for i in range(3):\n        print(i)\n        log(i)\n    done()\n"
+FLAT_LOOP = "for i in range(3):\nprint(i)\nlog(i)\ndone()\n"
+
+# (file, flat old_string, new_string, expected file)
+FLAT_QUOTES = {
+    "python": (
+        LOOP,
+        FLAT_LOOP,
+        "for i in range(3):\nprint(i)\ntrace(i)\nlog(i)\ndone()\n",
+        LOOP.replace("print(i)\n", "print(i)\n        trace(i)\n"),
+    ),
+    "markdown sub-items": (
+        "# Setup\n\n- Install\n  - download the archive\n  - unpack it\n- Run\n",
+        "- Install\n- download the archive\n- unpack it\n- Run\n",
+        "- Install\n- download the archive\n- check its checksum\n- unpack it\n- Run\n",
+        "# Setup\n\n- Install\n  - download the archive\n  - check its checksum\n"
+        "  - unpack it\n- Run\n",
+    ),
+    "yaml steps": (
+        "jobs:\n  test:\n    steps:\n      - uses: actions/checkout@v4\n"
+        "      - run: make test\n    env:\n      CI: 1\n",
+        "steps:\n- uses: actions/checkout@v4\n- run: make test\nenv:\n",
+        "steps:\n- uses: actions/checkout@v4\n- run: make lint\n- run: make test\nenv:\n",
+        "jobs:\n  test:\n    steps:\n      - uses: actions/checkout@v4\n"
+        "      - run: make lint\n      - run: make test\n    env:\n      CI: 1\n",
+    ),
+    "rust": (
+        'fn main() {\n    let x = 1;\n    if x > 0 {\n        println!("pos");\n'
+        "        done(x);\n    }\n}\n",
+        'if x > 0 {\nprintln!("pos");\ndone(x);\n}\n',
+        'if x > 0 {\nprintln!("pos");\nlog(x);\ndone(x);\n}\n',
+        'fn main() {\n    let x = 1;\n    if x > 0 {\n        println!("pos");\n'
+        "        log(x);\n        done(x);\n    }\n}\n",
+    ),
+    "go, tabs": (
+        "func f() {\n\tfor i := 0; i < 3; i++ {\n\t\tfmt.Println(i)\n\t\tlog(i)\n\t}\n}\n",
+        "for i := 0; i < 3; i++ {\nfmt.Println(i)\nlog(i)\n}\n",
+        "for i := 0; i < 3; i++ {\nfmt.Println(i)\ntrace(i)\nlog(i)\n}\n",
+        "func f() {\n\tfor i := 0; i < 3; i++ {\n\t\tfmt.Println(i)\n\t\ttrace(i)\n"
+        "\t\tlog(i)\n\t}\n}\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(FLAT_QUOTES), ids=list(FLAT_QUOTES))
+def test_a_line_inserted_in_a_flat_quote_of_several_depths_takes_its_neighbours_depth(
+    case: str,
+) -> None:
+    text, old, new, expected = FLAT_QUOTES[case]
+    assert applied(text, old, new) == expected
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        # after the loop's header (4) and before its body (8): which one is meant?
+        "for i in range(3):\ntrace(i)\nprint(i)\nlog(i)\ndone()\n",
+        # between the body (8) and the line after the loop (4)
+        "for i in range(3):\nprint(i)\nlog(i)\ntrace(i)\ndone()\n",
+        # at the end: nothing after it says its depth
+        "for i in range(3):\nprint(i)\nlog(i)\ndone()\ntrace(i)\n",
+    ],
+)
+def test_a_line_inserted_in_a_flat_quote_between_two_depths_is_refused(new: str) -> None:
+    refused(LOOP, FLAT_LOOP, new)
+
+
+def test_a_flat_quote_of_several_depths_is_refused_in_a_patch_too() -> None:
+    patch_refused(LOOP, " for i in range(3):", "+trace(i)", " print(i)", " log(i)")
+
+
+def test_a_line_inserted_in_a_flat_patch_hunk_takes_its_neighbours_depth() -> None:
+    got = patched(LOOP, " for i in range(3):", " print(i)", "+trace(i)", " log(i)", " done()")
+    assert got == FLAT_QUOTES["python"][3]
+
+
+def test_a_flat_quote_rewritten_line_for_line_keeps_each_lines_indentation() -> None:
+    # opencode's published case: two lines at different indentation, quoted flat
+    # and without the trailing spaces, each replaced by one line.
+    text = "header\n  café 🧪  \n\t東京 ✨\nfooter\n"
+    assert applied(text, "café 🧪\n東京 ✨", "updated\nblock") == (
+        "header\n  updated  \n\tblock\nfooter\n"
+    )

@@ -145,3 +145,27 @@ def test_a_flat_quote_rewritten_line_for_line_keeps_each_lines_indentation() -> 
     assert applied(text, "café 🧪\n東京 ✨", "updated\nblock") == (
         "header\n  updated  \n\tblock\nfooter\n"
     )
+
+
+# C3. A block at one depth gives no evidence of a step: the agent's relative
+# indentation is kept, unless the pair itself is the agent's column scaled.
+
+
+def test_one_depth_quote_keeps_the_agents_relative_indentation() -> None:
+    text = (
+        "Changes\n=======\n\nVersion 2\n---------\n\n-   Fix:\n\n  -   a\n  -   b\n\n"
+        "Unreleased\n\n\nVersion 1\n"
+    )
+    got = applied(
+        text,
+        "    Unreleased\n\n\n    Version 1\n",
+        "    Unreleased\n\n    -   Fix a thing.\n        More text.\n\n    Version 1\n",
+    )
+    assert got.endswith("Unreleased\n\n-   Fix a thing.\n    More text.\n\nVersion 1\n")
+
+
+def test_one_depth_quote_at_twice_the_files_columns_takes_the_files_step() -> None:
+    # 4 → 2 with the agent's step 4 and the file's 2: the agent doubled the step.
+    text = "def f():\n  x = 1\n  y = 2\n"
+    got = applied(text, "    x = 1\n", "    x = 1\n    if x:\n        y = 3\n")
+    assert got == "def f():\n  x = 1\n  if x:\n    y = 3\n  y = 2\n"

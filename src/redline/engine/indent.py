@@ -124,7 +124,10 @@ def fit(
         learnt = _scale_from_steps(agent_blocks, file_style.step, file_tabs)
         if learnt is None:
             return _only_known(pairs)
-        scale = learnt
+        # One depth shows no step of the block's own: the file's step is taken only
+        # when the pair is the agent's column scaled by it (column 0 stays 0);
+        # otherwise the agent's relative indentation is kept.
+        scale = learnt if base_a and base_f == base_a * learnt else Fraction(1)
     candidates: list[Reindent] = [_Linear(base_a, base_f, scale, file_tabs)]
     if scale != 1:
         candidates.append(_Linear(base_a, base_f, Fraction(1), file_tabs))

@@ -169,3 +169,35 @@ def test_one_depth_quote_at_twice_the_files_columns_takes_the_files_step() -> No
     text = "def f():\n  x = 1\n  y = 2\n"
     got = applied(text, "    x = 1\n", "    x = 1\n    if x:\n        y = 3\n")
     assert got == "def f():\n  x = 1\n  if x:\n    y = 3\n  y = 2\n"
+
+
+# C9. A line-starting old_string found after part of a line's indentation is a
+# whitespace match: the lines it adds are mapped by depth.
+
+
+def test_a_match_inside_the_indentation_is_mapped_like_a_whitespace_match() -> None:
+    text = "def f():\n    if x:\n        y = 1\n"
+    out = edit(text, "    y = 1\n", "    y = 1\n    z = 2\n")
+    assert out.result.match_type == "whitespace"
+    assert out.data == b"def f():\n    if x:\n        y = 1\n        z = 2\n"
+
+
+def test_a_match_inside_the_indentation_does_not_make_a_line_start_match_ambiguous() -> None:
+    text = "if a:\n    y = 1\n    if b:\n        y = 1\n"
+    out = edit(text, "    y = 1\n", "    y = 2\n")
+    assert (out.result.match_type, out.data) == (
+        "exact",
+        b"if a:\n    y = 2\n    if b:\n        y = 1\n",
+    )
+
+
+def test_a_batch_item_found_only_inside_the_indentation_is_not_exact() -> None:
+    text = "def f():\n    if x:\n        y = 1\n"
+    items = (EditItem("    y = 1\n", "    y = 1\n    z = 2\n"), EditItem("def f", "def g"))
+    out = apply_edit(text.encode(), EditRequest("f", items, batch=True))
+    assert (out.result.status, out.data) == ("no_match", None)
+
+
+def test_a_fragment_after_indentation_inside_a_line_is_still_exact() -> None:
+    # Not line-starting: " = 1" inside a line is an ordinary exact fragment.
+    assert applied("x = 1\n", " = 1", " = 2") == "x = 2\n"

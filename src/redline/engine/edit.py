@@ -19,7 +19,15 @@ from redline.engine.decode import Decoded, decode
 from redline.engine.diagnose import NOT_FOUND, not_found
 from redline.engine.diff import unified_spans
 from redline.engine.errors import FileFormatError, MergeConflict, TooDifferent
-from redline.engine.match import CONFIDENCE, ChainResult, FileView, Span, find_all, match_chain
+from redline.engine.match import (
+    CONFIDENCE,
+    ChainResult,
+    FileView,
+    Span,
+    find_all,
+    inside_indentation,
+    match_chain,
+)
 from redline.engine.result import Failure, Match, Result, Status
 
 if TYPE_CHECKING:
@@ -394,6 +402,10 @@ def _batch(view: FileView, items: list[EditItem]) -> tuple[Result, list[_Replace
         try:
             _check_item(item)
             positions = find_all(view.text, item.old_string)
+            if not item.replace_all:
+                positions = [
+                    p for p in positions if not inside_indentation(view.text, p, item.old_string)
+                ]
             if not positions:
                 raise _Refused("no_match", f"{NOT_FOUND} (batch edits match exactly)")
             if item.replace_all:

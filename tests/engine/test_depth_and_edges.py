@@ -201,3 +201,71 @@ def test_a_batch_item_found_only_inside_the_indentation_is_not_exact() -> None:
 def test_a_fragment_after_indentation_inside_a_line_is_still_exact() -> None:
     # Not line-starting: " = 1" inside a line is an ordinary exact fragment.
     assert applied("x = 1\n", " = 1", " = 2") == "x = 2\n"
+
+
+# C7, C10. The first and last lines of a block are never the drifted one, and
+# an insertion next to a line the file does not have is refused.
+
+
+def test_a_fuzzy_window_that_drops_the_closing_line_is_refused() -> None:
+    text = (
+        'class T:\n    def test_dicts(self, container):\n        """\n'
+        '        If recurse is True, also recurse into lists.\n        """\n'
+        "        assert f(container)\n"
+    )
+    old = (
+        "  def test_dicts(self, cntainer):\n    “”“\n"
+        "    If recurse is True, also recurse into lists.\n    “”“\n"
+    )
+    out = edit(text, old, old + "    setup()\n")
+    assert out.data is None or b'"""\n        setup()\n' in out.data
+
+
+def test_a_kept_last_line_paired_with_another_line_is_refused() -> None:
+    # A real agent's request: the method in the file is longer; the window paired
+    # the quoted return with a comment and inserted the body above it.
+    text = (
+        "class BookAdmin(admin.ModelAdmin):\n"
+        "    def has_change_permission(self, request, obj=None):\n"
+        "        # Defer to the parent: has_change_permission(request)\n"
+        "        if obj is None:\n            return True\n"
+        "        return super().has_change_permission(request, obj)\n"
+    )
+    old = (
+        "    def has_change_permission(self, request, obj=None):\n"
+        "        return super().has_change_permission(request)"
+    )
+    new = (
+        "    def has_change_permission(self, request, obj=None):\n"
+        "        if obj is not None and obj.locked:\n            return False\n"
+        "        return super().has_change_permission(request)"
+    )
+    refused(text, old, new)
+
+
+@pytest.mark.parametrize("edge", ["first", "last"])
+def test_a_drifted_edge_line_is_another_block(edge: str) -> None:
+    lines = ["def load(path):", "    data = read(path)", "    check(data)", "    return data"]
+    text = "\n".join(lines) + "\n"
+    quoted = list(lines)
+    at = 0 if edge == "first" else 3
+    quoted[at] = "def fetch(url):" if edge == "first" else "    return None"
+    old = "\n".join(quoted) + "\n"
+    new = old.replace("    check(data)\n", "    check(data)\n    log(data)\n")
+    refused(text, old, new)
+
+
+def test_an_insertion_next_to_a_line_the_file_lacks_is_refused() -> None:
+    text = "def f(x):\n    a = x + 1\n    b = a * 2\n    return b\n"
+    # The agent quotes a line the file does not have ("c = b - 3") and inserts
+    # right after it: where its insertion goes is a guess.
+    old = "def f(x):\n    a = x + 1\n    b = a * 2\n    c = b - 3\n    return b\n"
+    new = "def f(x):\n    a = x + 1\n    b = a * 2\n    c = b - 3\n    log(c)\n    return b\n"
+    refused(text, old, new)
+
+
+def test_a_drifted_inner_line_the_edit_keeps_still_survives() -> None:
+    text = "def f(x):\n    a = x + 1\n    b = a * 20\n    c = b - 3\n    return c\n"
+    old = "def f(x):\n    a = x + 1\n    b = a * 2\n    c = b - 3\n    return c\n"
+    new = "def f(x):\n    a = x + 1\n    b = a * 2\n    c = b - 3\n    log(c)\n    return c\n"
+    assert applied(text, old, new) == text.replace("    return c", "    log(c)\n    return c")

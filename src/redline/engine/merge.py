@@ -211,9 +211,14 @@ class _Merge:
         if self.match_type not in _FUZZY:
             return
         drifted = sum(1 for u in self.units if u.kind is Kind.DRIFT)
-        quoted = sum(1 for seg in self.base if not seg.blank)
-        if drifted > 1 or (drifted and drifted >= quoted):
+        quoted = [i for i, seg in enumerate(self.base) if not seg.blank]
+        if drifted > 1 or (drifted and drifted >= len(quoted)):
             raise TooDifferent(drifted)  # another block, not this one with a changed line
+        # The window's edges are where it may have slid: a first or last line that
+        # really differs, or that the file lacks, is a neighbour, not a drifted line.
+        edges = {quoted[0], quoted[-1]} if quoted else set()
+        if any(u.old in edges and u.kind is Kind.DRIFT for u in self.units):
+            raise TooDifferent(drifted)
 
     def _trusted_pairs(self) -> list[tuple[int, int]]:
         """(old line, file line) of the pairs that are the same line, give or take format."""
@@ -275,6 +280,7 @@ class _Merge:
                     if partner is not None:
                         out.append(self.ours[partner].text)
                 continue
+            self._check_unpaired_beside(i1, i2, j2 - j1)
             # A line only the file has, next to or inside the lines the edit
             # changes: whether the edit covers it is a guess (blank lines aside).
             self._check_file_only(file_only.get(i1, []), i1)
@@ -285,6 +291,21 @@ class _Merge:
             out.extend(self._replace(i1, i2, j1, j2))
         out.extend(self.ours[j].text for j in file_only.pop(len(self.base), []))
         return out
+
+    def _check_unpaired_beside(self, i1: int, i2: int, added: int) -> None:
+        """Lines the edit writes next to a line of old_string the file does not have:
+        where they go, before or after where that line would be, is a guess."""
+        if not added:
+            return
+        for i in (i1 - 1, i2):
+            if 0 <= i < len(self.base) and self.partner[i].file is None and not self.base[i].blank:
+                raise MergeConflict(
+                    i,
+                    self.base[i].text,
+                    "",
+                    "old_string has a line there that the file does not, and the edit "
+                    "writes lines next to it",
+                )
 
     def _check_file_only(self, lines: list[int], at: int) -> None:
         for j in lines:

@@ -269,3 +269,12 @@ def test_a_drifted_inner_line_the_edit_keeps_still_survives() -> None:
     old = "def f(x):\n    a = x + 1\n    b = a * 2\n    c = b - 3\n    return c\n"
     new = "def f(x):\n    a = x + 1\n    b = a * 2\n    c = b - 3\n    log(c)\n    return c\n"
     assert applied(text, old, new) == text.replace("    return c", "    log(c)\n    return c")
+
+
+# C11. Aider's published case: a spurious blank line before the quote.
+
+
+def test_a_spurious_leading_blank_line_loses_no_newline() -> None:
+    text = "    line1\n    line2\n    line3\n"
+    out = edit(text, "\n  line1\n  line2\n", "  new_line1\n  new_line2\n")
+    assert out.data is None or out.data == b"    new_line1\n    new_line2\n    line3\n"

@@ -156,9 +156,7 @@ class _Merge:
         self._check_drift()
         self.partner = {u.old: u for u in self.units if u.old is not None}
         # The line diff old_string → new_string: which lines the edit changes.
-        self.ops = SequenceMatcher(
-            None, [s.text for s in self.base], [s.text for s in self.theirs], False
-        ).get_opcodes()
+        self.ops = _line_ops(self.base, self.theirs)
         kept = {i for tag, i1, i2, _, _ in self.ops if tag == "equal" for i in range(i1, i2)}
         # new_string's lines that keep an old_string line: new index → old index.
         self.kept_new = {
@@ -471,6 +469,19 @@ class _Merge:
                 "the lines the edit adds or re-indents cannot be placed",
             )
         return mapped
+
+
+def _line_ops(base: list[Seg], theirs: list[Seg]) -> list[tuple[str, int, int, int, int]]:
+    """The line diff old_string → new_string. When both end with a newline, the empty
+    text after it stays the last line of both (never the twin of a blank line the
+    agent added or dropped at the start, which would lose a newline)."""
+    n, m = len(base), len(theirs)
+    ends = base[-1].text == theirs[-1].text == ""
+    if ends:
+        n, m = n - 1, m - 1
+    matcher = SequenceMatcher(None, [s.text for s in base[:n]], [s.text for s in theirs[:m]], False)
+    ops: list[tuple[str, int, int, int, int]] = list(matcher.get_opcodes())
+    return [*ops, ("equal", n, n + 1, m, m + 1)] if ends else ops
 
 
 def _align_lines(old: list[str], file: list[str], lo_old: int, lo_file: int) -> list[_Unit]:

@@ -278,3 +278,21 @@ def test_a_spurious_leading_blank_line_loses_no_newline() -> None:
     text = "    line1\n    line2\n    line3\n"
     out = edit(text, "\n  line1\n  line2\n", "  new_line1\n  new_line2\n")
     assert out.data is None or out.data == b"    new_line1\n    new_line2\n    line3\n"
+
+
+# C6. apply_patch: a hunk placed with whitespace tolerance must fit one place.
+
+
+def test_a_whitespace_tolerant_hunk_at_two_places_is_refused() -> None:
+    out = patch_refused("if a:\n    x = 1\nif b:\n    x = 1\n", "-        x = 1", "+        x = 2")
+    assert "lines 2, 4" in (out.result.error or "")
+
+
+def test_a_trailing_whitespace_tolerant_hunk_at_two_places_is_refused() -> None:
+    patch_refused("x = 1  \ny = 2\nx = 1 \ny = 2\n", " x = 1", "-y = 2", "+y = 3")
+
+
+def test_a_whitespace_tolerant_hunk_at_one_place_after_the_anchor_applies() -> None:
+    text = "def a():\n    x = 1\ndef b():\n    x = 1\n"
+    got = patched(text, "-x = 1", "+x = 2", anchor="def b():")
+    assert got == "def a():\n    x = 1\ndef b():\n    x = 2\n"

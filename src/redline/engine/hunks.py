@@ -2,16 +2,17 @@
 
 Hunks apply in order, each searching from after the previous one (a pure
 addition with no anchor found goes at the end of the file, as in Codex, and
-does not move that point). The passes
-exact → trailing whitespace ignored → surrounding whitespace ignored take the
-first occurrence; then, as a separate step, punctuation/space folding must
-match exactly one place. Context lines keep the file's bytes; only '-' lines
-are removed and '+' lines added — adapted to the file's format (indentation by
-depth, marks) when the hunk was placed with tolerance, as an edit's are, or
-refused where that is a guess. Added lines take the file's newline style; in
-a mixed file a line that replaces a removed line takes that line's ending, and
-a pure addition the ending of the line that follows it (at the end of the file,
-of the line before it). The updated file always ends with a newline.
+does not move that point). The passes: exact, which takes the first
+occurrence from that point as Codex does; then trailing whitespace ignored,
+surrounding whitespace ignored and punctuation/space folding, each of which
+must match exactly one place (several are refused, never the first). Context
+lines keep the file's bytes; only '-' lines are removed and '+' lines added —
+adapted to the file's format (indentation by depth, marks) when the hunk was
+placed with tolerance, as an edit's are, or refused where that is a guess.
+Added lines take the file's newline style; in a mixed file a line that
+replaces a removed line takes that line's ending, and a pure addition the
+ending of the line that follows it (at the end of the file, of the line before
+it). The updated file always ends with a newline.
 """
 
 from __future__ import annotations
@@ -35,7 +36,12 @@ from redline.engine.patch_parse import Hunk, HunkLine
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 CONFIDENCE = {"exact": 1.0, "rstrip": 0.99, "strip": 0.98, "punctuation": 0.97}
-PASSES = ("exact", "rstrip", "strip")  # first occurrence wins; punctuation must be unique
+TOLERANT = ("rstrip", "strip", "punctuation")  # each must fit one place: never the first
+TOLERATES = {
+    "rstrip": "trailing whitespace",
+    "strip": "whitespace",
+    "punctuation": "punctuation/space",
+}
 
 
 def _folded(line: str) -> str:
@@ -249,10 +255,6 @@ class _Keyed:
         self._views: dict[str, list[str]] = {}
         self._index: dict[str, dict[str, list[int]]] = {}
 
-    @property
-    def passes(self) -> tuple[str, ...]:
-        return ("exact",) if self.too_large is not None else PASSES
-
     @cached_property
     def style(self) -> Style:
         return style(self.contents)
@@ -354,26 +356,27 @@ def _place_body(
             name, at = found  # not over the previous hunk's lines, nor before the anchor
             return at, _evidence(contents, number, name, at, old, 0, anchor_found)
         return None
-    for name in lines.passes:
-        seek = lines.seek(name, old, start_at)
-        if seek is not None:
-            others = len(lines.all(name, old, 0)) - 1
-            return seek, _evidence(contents, number, name, seek, old, others, anchor_found)
+    seek = lines.seek("exact", old, start_at)
+    if seek is not None:
+        others = len(lines.all("exact", old, 0)) - 1
+        return seek, _evidence(contents, number, "exact", seek, old, others, anchor_found)
     if lines.too_large is not None:
         return None
-    candidates = lines.all("punctuation", old, start_at)
-    if len(candidates) == 1:
-        return candidates[0], _evidence(
-            contents, number, "punctuation", candidates[0], old, 0, anchor_found
-        )
-    if len(candidates) > 1:
-        where = ", ".join(str(c + 1) for c in candidates)
-        raise HunkError(
-            f"hunk not found ({number}/{total}) in {path}: its lines match only with "
-            f"punctuation/space differences, at {len(candidates)} places (lines {where}); "
-            "add context lines or an '@@' anchor so that one place fits",
-            number,
-        )
+    for name in TOLERANT:
+        candidates = lines.all(name, old, start_at)
+        if len(candidates) == 1:
+            others = len(lines.all(name, old, 0)) - 1
+            return candidates[0], _evidence(
+                contents, number, name, candidates[0], old, others, anchor_found
+            )
+        if len(candidates) > 1:
+            where = ", ".join(str(c + 1) for c in candidates)
+            raise HunkError(
+                f"hunk not found ({number}/{total}) in {path}: its lines match only with "
+                f"{TOLERATES[name]} differences, at {len(candidates)} places (lines {where}); "
+                "add context lines or an '@@' anchor so that one place fits",
+                number,
+            )
     return None
 
 

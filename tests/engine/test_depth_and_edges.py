@@ -296,3 +296,22 @@ def test_a_whitespace_tolerant_hunk_at_one_place_after_the_anchor_applies() -> N
     text = "def a():\n    x = 1\ndef b():\n    x = 1\n"
     got = patched(text, "-x = 1", "+x = 2", anchor="def b():")
     assert got == "def a():\n    x = 1\ndef b():\n    x = 2\n"
+
+
+# R3. apply_patch context that lost its indentation, '-' lines exact: as Codex.
+
+
+def test_a_hunk_with_stripped_context_and_exact_removals_applies_as_written() -> None:
+    text = "class C:\n    def f(self):\n        if x:\n            return 1\n        return 2\n"
+    got = patched(
+        text,
+        " def f(self):",
+        " if x:",
+        "-            return 1",
+        "+            log(x)",
+        "+            return 3",
+        " return 2",
+    )
+    assert got == text.replace(
+        "            return 1\n", "            log(x)\n            return 3\n"
+    )

@@ -30,7 +30,7 @@ from redline.engine import budget, invisible
 from redline.engine.budget import TooLarge
 from redline.engine.errors import MergeConflict, RedlineError, TooDifferent
 from redline.engine.fold import punctuation_key
-from redline.engine.indent import Style, style
+from redline.engine.indent import Style, indentation, style
 from redline.engine.merge import adapt
 from redline.engine.patch_parse import Hunk, HunkLine
 
@@ -167,6 +167,8 @@ def _adapted(
     another format; its added lines are adapted to the file's format as an edit
     is, so a format-only difference never writes a third text.
     """
+    if match_type == "strip" and _only_context_stripped(hunk, file_lines):
+        return hunk  # written as given, as Codex writes it
     old = [h.text for h in hunk.lines if h.kind != "+"]
     new = [h.text for h in hunk.lines if h.kind != "-"]
     tier = "punctuation" if match_type == "punctuation" else "whitespace"
@@ -197,6 +199,24 @@ def _adapted(
         lines.extend(HunkLine("-", line) for line in file_lines[i1:i2])
         lines.extend(HunkLine("+", line) for line in adapted[j1:j2])
     return replace(hunk, lines=tuple(lines))
+
+
+def _only_context_stripped(hunk: Hunk, file_lines: list[str]) -> bool:
+    """The hunk's context lines lost their indentation, and its '-' lines are the
+    file's exactly — some of them indented, so the agent wrote the lines it changes
+    at the file's columns: its '+' lines are at the file's columns too."""
+    removed = stripped = indented = False
+    for line, file_line in zip((h for h in hunk.lines if h.kind != "+"), file_lines, strict=True):
+        if line.kind == "-":
+            if line.text != file_line:
+                return False
+            removed = True
+            indented = indented or bool(file_line.strip() and indentation(file_line))
+        elif line.text != file_line:
+            if line.text[:1] in (" ", "\t") or line.text.rstrip() != file_line.strip():
+                return False
+            stripped = True
+    return removed and stripped and indented
 
 
 def _joined(lines: list[str]) -> str:

@@ -138,6 +138,17 @@ def test_a_line_inserted_in_a_flat_patch_hunk_takes_its_neighbours_depth() -> No
     assert got == FLAT_QUOTES["python"][3]
 
 
+def test_lines_joined_in_a_flat_quote_of_several_depths_are_refused() -> None:
+    # The joined line reads most like the deeper continuation line; its depth is
+    # not that line's, and the flat quote does not say which it is.
+    text = "def f():\n    return (\n        some_long_function_call(arg1, arg2))\n"
+    refused(
+        text,
+        "return (\nsome_long_function_call(arg1, arg2))\n",
+        "return (some_long_function_call(arg1, arg2))\n",
+    )
+
+
 def test_a_flat_quote_rewritten_line_for_line_keeps_each_lines_indentation() -> None:
     # opencode's published case: two lines at different indentation, quoted flat
     # and without the trailing spaces, each replaced by one line.

@@ -345,7 +345,9 @@ class _Merge:
             return o.text if t.text == b.text else self._blank(t)
         if not t.full_start:
             lead = ""
-        elif t.indent == b.indent:
+        elif t.indent == b.indent and not (reshaped and self._no_depth(t.indent)):
+            # (Lines reshaped at an indentation the pairs map to no single depth: which
+            # old line this one continues says nothing of its depth.)
             lead = o.indent
         else:
             lead = self._map_indent(t, line)
@@ -441,6 +443,9 @@ class _Merge:
     def _blank(self, t: Seg) -> str:
         extra = self.extra_trailing
         return t.text[: -len(extra)] if extra and t.text.endswith(extra) else t.text
+
+    def _no_depth(self, agent: str) -> bool:
+        return self.reindent is None or self.reindent(agent) is None
 
     def _map_indent(self, t: Seg, line: int, beside: tuple[str, str] | None = None) -> str:
         mapped = self.reindent(t.indent) if self.reindent is not None else None

@@ -65,3 +65,30 @@ def test_a_name_the_block_writes_two_ways_is_a_conflict_where_added() -> None:
 def test_quotes_map_by_whether_they_open_or_close() -> None:
     tokens = TokenMap([('say "hi"', "say “hi”", True)], frozenset())
     assert tokens.carry('log("done")', 0) == "log(“done”)"
+
+
+# Found by replaying the histories of jinja (Python) and fd (Rust) with slips.
+
+
+def test_a_mark_the_file_adds_where_the_agents_rewrite_ends_with_it_is_written_once() -> None:
+    # The quote dropped the final ":"; the new line drops a "]" and ends in ":".
+    base = "def parse(self) -> t.Union[nodes.Node, list[nodes.Node]]"
+    new = "def parse(self) -> nodes.Node | list[nodes.Node]:"
+    assert merge_tokens(base, base + ":", new, NO_MAP, 0) == new
+
+
+def test_a_copy_dropped_from_a_run_the_agent_changes_elsewhere_conflicts() -> None:
+    # ":::" in the quote, "::" in the file, the third ":" rewritten by the agent:
+    # which copy the file dropped and which one the agent changed is a guess.
+    with pytest.raises(MergeConflict):
+        merge_tokens(
+            "use std::time:::SystemTime;",
+            "use std::time::SystemTime;",
+            "use std::time::{Duration, SystemTime};",
+            NO_MAP,
+            0,
+        )
+
+
+def test_a_copy_dropped_from_a_run_next_to_the_agents_change_still_merges() -> None:
+    assert merge_tokens("f((x)", "f(x)", "g((x)", NO_MAP, 0) == "g(x)"

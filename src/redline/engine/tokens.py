@@ -180,6 +180,22 @@ class _Hunk:
     def one_for_one(self) -> bool:
         return self.end - self.start == len(self.tokens) == 1
 
+    def run(self, base: list[str]) -> tuple[int, int]:
+        """The run of equal base tokens a pure hunk drops or doubles a copy of
+        (empty when it is not pure, or its tokens are not such a copy)."""
+        if not self.pure:
+            return self.start, self.start
+        kinds = set(base[self.start : self.end]) | set(self.tokens)
+        if len(kinds) != 1:
+            return self.start, self.start
+        (token,) = kinds
+        lo, hi = self.start, self.end
+        while lo > 0 and base[lo - 1] == token:
+            lo -= 1
+        while hi < len(base) and base[hi] == token:
+            hi += 1
+        return lo, hi
+
     def _beside(self, other: _Hunk, base: list[str]) -> bool:
         """Side by side, or with only spacing between them."""
         first, second = (self, other) if self.end <= other.start else (other, self)
@@ -195,6 +211,13 @@ class _Hunk:
             if 0 < touch < len(base) and base[touch - 1] == base[touch]:
                 # Side by side inside a run of equal tokens (``))``, ``::``): which
                 # copy each side changed is a guess.
+                return True
+        for pure, rival in ((self, other), (other, self)):
+            lo, hi = pure.run(base)
+            if hi - lo > 1 and ((rival.start < hi and lo < rival.end) or lo < rival.start < hi):
+                # One side drops or doubles a copy in a run of equal tokens
+                # (``:::``), the other changes another copy of it: which copies
+                # each meant is a guess.
                 return True
         beside = self._beside(other, base) and (self.pure or other.pure)
         if beside and not (self.one_for_one or other.one_for_one):
@@ -267,7 +290,11 @@ def _slid(a: list[str], hunk: _Hunk) -> _Hunk:
 def _subsumes(big: _Hunk, small: _Hunk) -> bool:
     """``big`` already makes ``small``'s change: it writes ``small``'s tokens at the
     same edge of the same place (the agent fixed the slip the file fixed, and more)."""
-    if not small.tokens or big.tokens == small.tokens:
+    if not small.tokens or (big.start, big.end, big.tokens) == (
+        small.start,
+        small.end,
+        small.tokens,
+    ):
         return False
     n = len(small.tokens)
     if small.start == small.end:  # an insertion just before or after big

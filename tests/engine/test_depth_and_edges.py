@@ -182,6 +182,62 @@ def test_one_depth_quote_at_twice_the_files_columns_takes_the_files_step() -> No
     assert got == "def f():\n  x = 1\n  if x:\n    y = 3\n  y = 2\n"
 
 
+# Found replaying fd's and jinja's histories with re-indented requests: a quote at
+# one depth other than 0, where shift and re-step both fit the file's steps.
+
+USAGE = (
+    "Arguments:\n  [pattern]  the search pattern\n  [path]...  the root directories\n\n"
+    "Options:\n"
+    "  -o, --owner <user:group>         Filter by owning user and/or group\n"
+    "  -x, --exec <cmd>...              Execute a command for each search result\n"
+    "      --exec-batch <cmd>...        Execute a command with all search results at once\n"
+)
+
+
+def test_an_aligned_line_added_to_a_shifted_one_depth_quote_is_exact_or_refused() -> None:
+    old = (
+        "  -o, --owner <user:group>         Filter by owning user and/or group\n"
+        "  -x, --exec <cmd>...              Execute a command for each search result\n"
+    )
+    added = "      --format <fmt>               Print results according to template\n"
+    new = old.replace("  -x", added + "  -x")
+    expected = USAGE.replace(old, new)
+    shifted = "".join("  " + line + "\n" for line in old.splitlines())
+    shifted_new = "".join("  " + line + "\n" for line in new.splitlines())
+    out = edit(USAGE, shifted, shifted_new)
+    assert out.data is None or out.data.decode() == expected
+
+
+def test_a_line_added_below_a_nested_list_item_quoted_deeper_is_exact_or_refused() -> None:
+    text = (
+        "## Bugfixes\n\n- `--print0` with `--exec` prints a `\\0` between entries. With\n"
+        "  several `--exec`, it goes between each set of commands.\n\n"
+        "- Bugs fixed by an update to `ignore`, see the changes of\n"
+        "  that library\n    - #1506\n    - #1813\n\n## Changes\n"
+    )
+    out = edit(text, "        - #1813\n\n", "        - #1813\n\n    - Fix completions\n\n")
+    expected = text.replace("    - #1813\n\n", "    - #1813\n\n- Fix completions\n\n")
+    assert out.data is None or out.data.decode() == expected
+
+
+def test_lines_indented_under_a_one_line_quote_shifted_to_column_0_are_exact_or_refused() -> None:
+    text = (
+        "class CodeGenerator:\n    def visit_For(self, node):\n        self.end_write(node)\n"
+        "\n    def visit_If(self, node):\n        pass\n"
+    )
+    new = (
+        "\n    # clear the loop's assignments\n    if self._assign_stack:\n"
+        "        self._assign_stack.pop()\n\ndef visit_If(self, node):\n"
+    )
+    out = edit(text, "\ndef visit_If(self, node):\n", new)
+    expected = text.replace(
+        "\n    def visit_If",
+        "\n        # clear the loop's assignments\n        if self._assign_stack:\n"
+        "            self._assign_stack.pop()\n\n    def visit_If",
+    )
+    assert out.data is None or out.data.decode() == expected
+
+
 # C9. A line-starting old_string found after part of a line's indentation is a
 # whitespace match: the lines it adds are mapped by depth.
 

@@ -38,10 +38,12 @@ def width(indent: str) -> int:
 
 @dataclass(frozen=True)
 class Style:
-    """How a file indents: its usual step in columns, and whether with tabs."""
+    """How a file indents: its usual step in columns, whether with tabs, and every
+    step it goes in by somewhere."""
 
     step: int | None = None
     tabs: bool = False
+    steps: frozenset[int] = frozenset()
 
 
 def style(lines: Iterable[str]) -> Style:
@@ -59,7 +61,7 @@ def style(lines: Iterable[str]) -> Style:
         if previous is not None and current > previous:
             steps[current - previous] += 1
         previous = current
-    return Style(_usual(steps), tabbed > spaced)
+    return Style(_usual(steps), tabbed > spaced, frozenset(steps))
 
 
 def _usual(steps: Counter[int]) -> int | None:
@@ -103,8 +105,8 @@ def fit(
 
     ``pairs`` are (old_string indentation, file indentation) of corresponding
     lines; ``agent_blocks`` the indentation of old_string's and of new_string's
-    lines, used to learn the agent's step when the pairs show a single depth; ``file_style``
-    the file's own step and character (see :func:`style`).
+    lines, used to learn the agent's step when the pairs show a single depth;
+    ``file_style`` the file's own steps and character (see :func:`style`).
     """
     if all(a == f for a, f in pairs):
         return _identity
@@ -121,13 +123,10 @@ def fit(
         other = next(c for c in columns if c[0] != base_a)
         scale = Fraction(other[1] - base_f, other[0] - base_a)
     else:
-        learnt = _scale_from_steps(agent_blocks, file_style.step, file_tabs)
+        learnt = _one_depth(base_a, base_f, agent_blocks, file_style, file_tabs)
         if learnt is None:
             return _only_known(pairs)
-        # One depth shows no step of the block's own: the file's step is taken only
-        # when the pair is the agent's column scaled by it (column 0 stays 0);
-        # otherwise the agent's relative indentation is kept.
-        scale = learnt if base_a and base_f == base_a * learnt else Fraction(1)
+        scale = learnt
     candidates: list[Reindent] = [_Linear(base_a, base_f, scale, file_tabs)]
     if scale != 1:
         candidates.append(_Linear(base_a, base_f, Fraction(1), file_tabs))
@@ -144,23 +143,62 @@ def _tabs_then_spaces(indent: str) -> bool:
     return indent.lstrip("\t") == " " * len(indent.lstrip("\t"))
 
 
-def _scale_from_steps(
-    agent_blocks: Iterable[Sequence[str]], step_hint: int | None, tabs: bool
+def _one_depth(
+    agent: int,
+    file: int,
+    agent_blocks: Iterable[Sequence[str]],
+    file_style: Style,
+    tabs: bool,
 ) -> Fraction | None:
-    """File columns per agent column, from the two steps; None when the agent indents
-    by a step people do not use (its depths may be scaled, which a shift would miss).
+    """File columns per agent column when the pairs show one depth, or None.
+
+    One pair says nothing of a step. A shift (the agent's relative indentation
+    kept) always reproduces it; a re-step (column 0 fixed, every column scaled by
+    file/agent) does too when neither column is 0. Where both could and they place
+    the edit's other lines differently, the evidence must pick one, else it is a
+    guess (None):
+
+    - lines deeper than the quote go in from it by the agent's step under a shift,
+      by that step scaled under a re-step: the one that gives a step the file
+      itself goes in by somewhere is taken (neither or both: a guess);
+    - lines shallower than the quote come out by any number of steps in any file,
+      so only a column one of the two cannot reach (below 0, between columns)
+      decides.
 
     The agent's step is how far one of its lines goes in or out from the line before
     it, within old_string or within new_string (not between the two)."""
+    if agent == file or not agent or not file:
+        return Fraction(1)
+    ratio = Fraction(file, agent)
+    blocks = [[width(i) for i in block] for block in agent_blocks]
+    others = {column for block in blocks for column in block} - {agent}
+    if not others:
+        return Fraction(1)
     gaps: Counter[int] = Counter()
-    for block in agent_blocks:
-        columns = [width(i) for i in block]
+    for columns in blocks:
         gaps.update(abs(b - a) for a, b in pairwise(columns) if b != a)
     agent_step = _usual(gaps)
     if agent_step is None:
-        return None  # no step, or one people do not use: shift or scale is a guess
-    file_step_ = TAB if tabs else step_hint
-    return Fraction(1) if file_step_ is None else Fraction(file_step_, agent_step)
+        return None  # no step, or one people do not use: no telling how it maps
+    chosen: set[Fraction] = set()
+    if any(column > agent for column in others):
+        used = file_style.steps or (frozenset({TAB}) if tabs else frozenset())
+        scaled = agent_step * ratio
+        shift_fits = agent_step in used
+        scale_fits = scaled.denominator == 1 and int(scaled) in used
+        if shift_fits == scale_fits:
+            return None
+        chosen.add(Fraction(1) if shift_fits else ratio)
+    shallower = [column for column in others if column < agent]
+    if shallower:
+        shift_can = all(file - agent + column >= 0 for column in shallower)
+        scale_can = all((column * ratio).denominator == 1 for column in shallower)
+        if shift_can == scale_can:
+            return None
+        chosen.add(Fraction(1) if shift_can else ratio)
+    if len(chosen) > 1:
+        return None
+    return chosen.pop() if chosen else Fraction(1)
 
 
 def _only_known(pairs: list[tuple[str, str]]) -> Reindent:

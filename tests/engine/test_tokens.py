@@ -92,3 +92,12 @@ def test_a_copy_dropped_from_a_run_the_agent_changes_elsewhere_conflicts() -> No
 
 def test_a_copy_dropped_from_a_run_next_to_the_agents_change_still_merges() -> None:
     assert merge_tokens("f((x)", "f(x)", "g((x)", NO_MAP, 0) == "g(x)"
+
+
+@pytest.mark.parametrize("tokens", [NO_MAP, TokenMap([("–" * 5, "-" * 5, False)], frozenset("-"))])
+def test_a_dash_dropped_from_a_run_the_file_writes_as_hyphens_leaves_hyphens(
+    tokens: TokenMap,
+) -> None:
+    # An RST underline quoted with en dashes for the file's hyphens, shortened by
+    # one: every dash the file keeps stays a hyphen.
+    assert merge_tokens("–" * 5, "-" * 5, "–" * 4, tokens, 0) == "-" * 4

@@ -214,10 +214,11 @@ class _Hunk:
                 return True
         for pure, rival in ((self, other), (other, self)):
             lo, hi = pure.run(base)
-            if hi - lo > 1 and ((rival.start < hi and lo < rival.end) or lo < rival.start < hi):
+            inside = (rival.start < hi and lo < rival.end) or lo < rival.start < hi
+            if hi - lo > 1 and inside and not _format_only(base, rival):
                 # One side drops or doubles a copy in a run of equal tokens
-                # (``:::``), the other changes another copy of it: which copies
-                # each meant is a guess.
+                # (``:::``), the other changes another copy into another token:
+                # which copies each meant is a guess.
                 return True
         beside = self._beside(other, base) and (self.pure or other.pure)
         if beside and not (self.one_for_one or other.one_for_one):
@@ -287,14 +288,15 @@ def _slid(a: list[str], hunk: _Hunk) -> _Hunk:
     return _Hunk(start, end, src, src_end, tokens, hunk.theirs)
 
 
-def _subsumes(big: _Hunk, small: _Hunk) -> bool:
+def _subsumes(big: _Hunk, small: _Hunk, base: list[str]) -> bool:
     """``big`` already makes ``small``'s change: it writes ``small``'s tokens at the
-    same edge of the same place (the agent fixed the slip the file fixed, and more)."""
-    if not small.tokens or (big.start, big.end, big.tokens) == (
-        small.start,
-        small.end,
-        small.tokens,
-    ):
+    same edge of the same place (the agent fixed the slip the file fixed, and more).
+    A change of exactly those tokens counts only where it rewrites another token
+    (``]`` made ``:``, next to the file's added ``:``), never where it adds them or
+    only writes a token another way (``–`` made ``-``, next to an added ``-``)."""
+    if not small.tokens:
+        return False
+    if big.tokens == small.tokens and (big.start == big.end or _format_only(base, big)):
         return False
     n = len(small.tokens)
     if small.start == small.end:  # an insertion just before or after big
@@ -342,14 +344,16 @@ def merge_tokens(base: str, ours: str, theirs: str, tokens: TokenMap, line: int)
         key=lambda h: (h.start, h.end),
     )
     chosen: list[_Hunk] = []
+    shared: set[tuple[int, int, tuple[str, ...]]] = set()  # changes both sides make
     for hunk in hunks:
         key = (hunk.start, hunk.end, hunk.tokens)
         if any(c.theirs != hunk.theirs and (c.start, c.end, c.tokens) == key for c in chosen):
+            shared.add(key)
             continue  # the same change on both sides
-        twin = next((c for c in chosen if c.theirs != hunk.theirs and _subsumes(c, hunk)), None)
+        twin = next((c for c in chosen if c.theirs != hunk.theirs and _subsumes(c, hunk, a)), None)
         if twin is not None:
             continue  # both sides make this insertion; the other side's hunk carries it
-        twin = next((c for c in chosen if c.theirs != hunk.theirs and _subsumes(hunk, c)), None)
+        twin = next((c for c in chosen if c.theirs != hunk.theirs and _subsumes(hunk, c, a)), None)
         if twin is not None:
             chosen[chosen.index(twin)] = hunk
             continue
@@ -362,10 +366,17 @@ def merge_tokens(base: str, ours: str, theirs: str, tokens: TokenMap, line: int)
         theirs_hunks = [h for h in group if h.theirs]
         if len(theirs_hunks) == 1 and all(_format_only(a, h) for h in ours_hunks):
             # The file only writes those tokens another way (spacing, a quote
-            # style): the agent's change to them wins, once.
-            chosen = [c for c in chosen if c not in ours_hunks]
-            if theirs_hunks[0] not in chosen:
-                chosen.append(theirs_hunks[0])
+            # style): the agent's change to them wins, once. The file's way stays
+            # for tokens beside it, and where the agent made the same change.
+            mine = theirs_hunks[0]
+            covered = [
+                h
+                for h in ours_hunks
+                if ((h.start < mine.end and mine.start < h.end) or h.start < mine.start < h.end)
+                and (h.start, h.end, h.tokens) not in shared
+            ]
+            chosen = [c for c in chosen if c not in covered]
+            chosen += [h for h in group if h not in covered and h not in chosen]
             continue
         raise MergeConflict(line, base, ours)
     merged = _emit_tokens(a, t, mapped, chosen, line, theirs)

@@ -39,6 +39,7 @@ from typing import Any
 import pygit2
 
 from redline.engine.edit import EditItem, EditRequest, apply_edit
+from redline.engine.match import find_all, inside_indentation
 from redline.engine.patch import apply_patch
 from redline.engine.patch_plan import MemorySnapshot
 
@@ -512,6 +513,12 @@ def drifted(line: str, rng: random.Random) -> str | None:
     return line[: name.end()] + "_rev" + line[name.end() :]
 
 
+def really_there(old: str, text: str) -> bool:
+    """``old`` is text of the file: found, and not only after part of a line's
+    indentation (a line-starting text found there is a whitespace match)."""
+    return any(not inside_indentation(text, p, old) for p in find_all(text, old))
+
+
 def _squashed(text: str) -> str:
     return "".join(text.split())
 
@@ -570,7 +577,7 @@ def replay_commit(commit: CommitCase, tally: Tally, perturb: bool = True) -> Non
                 if old == new:
                     tally.skipped[f"{name}: nothing left to change"] += 1
                     continue
-                if hunk.before.find(old) >= 0:
+                if really_there(old, hunk.before):
                     tally.skipped[f"{name}: perturbed old_string is other text of the file"] += 1
                     continue
                 if ambiguous_marks(function, hunk.old + hunk.new):

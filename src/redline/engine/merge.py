@@ -8,7 +8,8 @@ text is kept; only what the edit changes is written**, and nothing is guessed.
    text with whitespace and punctuation folded away). Each pair is the same
    line with another format, the same line with a slip of the pen, or a line
    that drifted (really differs). The fuzzy tiers absorb at most one drifted
-   line: more real difference means the match is another block.
+   line, never the first or last one (the window may have slid onto a
+   neighbour): more real difference means the match is another block.
 2. The line diff old_string → new_string says which lines the edit changes.
    Lines it leaves alone are written as the file has them.
 3. A changed line that had a partner is merged field by field: indentation,

@@ -154,16 +154,14 @@ def _one_depth(
 
     One pair says nothing of a step. A shift (the agent's relative indentation
     kept) always reproduces it; a re-step (column 0 fixed, every column scaled by
-    file/agent) does too when neither column is 0. Where both could and they place
-    the edit's other lines differently, the evidence must pick one, else it is a
-    guess (None):
+    file/agent) does too when neither column is 0. Where both could, the evidence
+    must pick one, else placing the edit's other lines is a guess (None):
 
-    - lines deeper than the quote go in from it by the agent's step under a shift,
-      by that step scaled under a re-step: the one that gives a step the file
-      itself goes in by somewhere is taken (neither or both: a guess);
-    - lines shallower than the quote come out by any number of steps in any file,
-      so only a column one of the two cannot reach (below 0, between columns)
-      decides.
+    - where the agent's lines go in by a step, a shift keeps that step and a
+      re-step scales it: the one that gives a step the file itself goes in by
+      somewhere is taken (going out says nothing: any number of steps at once);
+    - otherwise only a column one of the two cannot reach (below 0, between
+      columns) decides.
 
     The agent's step is how far one of its lines goes in or out from the line before
     it, within old_string or within new_string (not between the two)."""
@@ -175,30 +173,25 @@ def _one_depth(
     if not others:
         return Fraction(1)
     gaps: Counter[int] = Counter()
+    going_in: Counter[int] = Counter()
     for columns in blocks:
         gaps.update(abs(b - a) for a, b in pairwise(columns) if b != a)
-    agent_step = _usual(gaps)
-    if agent_step is None:
+        going_in.update(b - a for a, b in pairwise(columns) if b > a)
+    if _usual(gaps) is None:
         return None  # no step, or one people do not use: no telling how it maps
-    chosen: set[Fraction] = set()
-    if any(column > agent for column in others):
+    step = _usual(going_in)
+    if step is not None:
         used = file_style.steps or (frozenset({TAB}) if tabs else frozenset())
-        scaled = agent_step * ratio
-        shift_fits = agent_step in used
+        scaled = step * ratio
+        shift_fits = step in used
         scale_fits = scaled.denominator == 1 and int(scaled) in used
-        if shift_fits == scale_fits:
-            return None
-        chosen.add(Fraction(1) if shift_fits else ratio)
-    shallower = [column for column in others if column < agent]
-    if shallower:
-        shift_can = all(file - agent + column >= 0 for column in shallower)
-        scale_can = all((column * ratio).denominator == 1 for column in shallower)
-        if shift_can == scale_can:
-            return None
-        chosen.add(Fraction(1) if shift_can else ratio)
-    if len(chosen) > 1:
-        return None
-    return chosen.pop() if chosen else Fraction(1)
+        if shift_fits != scale_fits:
+            return Fraction(1) if shift_fits else ratio
+    shift_can = all(file - agent + column >= 0 for column in others)
+    scale_can = all((column * ratio).denominator == 1 for column in others)
+    if shift_can != scale_can:
+        return Fraction(1) if shift_can else ratio
+    return None
 
 
 def _only_known(pairs: list[tuple[str, str]]) -> Reindent:

@@ -322,6 +322,14 @@ def test_a_drifted_edge_line_is_another_block(edge: str) -> None:
     refused(text, old, new)
 
 
+def test_a_dropped_mark_that_glues_two_words_on_an_edge_line_is_a_slip() -> None:
+    # "str(note" quoted as "strnote": a slip of the pen, not another line.
+    text = "def key(note):\n    edit = str(note)\n    return edit\n"
+    old = "def key(note):\n    edit = strnote)\n"
+    new = "def key(note):\n    edit = strnote)\n    log(edit)\n"
+    assert applied(text, old, new) == text.replace("    return", "    log(edit)\n    return")
+
+
 def test_an_insertion_next_to_a_line_the_file_lacks_is_refused() -> None:
     text = "def f(x):\n    a = x + 1\n    b = a * 2\n    return b\n"
     # The agent quotes a line the file does not have ("c = b - 3") and inserts

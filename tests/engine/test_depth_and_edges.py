@@ -1,11 +1,12 @@
 """Tolerant edits that placed lines at a wrong depth or past the edge of the block.
 
-Each case was found applied with wrong content on the engine before its fix: a
-flat old_string whose lines sit at several depths, a step guessed from the
-rest of the file, an exact match that began inside a line's indentation, a
-fuzzy window that dropped or swapped an edge line, apply_patch taking the first
-of several places. The rule they check: a tolerant match writes the exact
-request's bytes, or refuses — never a third text.
+Most cases were found applied with wrong content before their fix: a flat
+old_string whose lines sit at several depths, a step guessed from the rest of
+the file, an exact match that began inside a line's indentation, a fuzzy window
+that dropped or swapped an edge line, apply_patch taking the first of several
+places; the others guard what those fixes must leave working. The rule they
+check: a tolerant match writes the exact request's bytes, or refuses — never a
+third text.
 """
 
 from __future__ import annotations

@@ -82,6 +82,15 @@ def _glued_marks(
     return len(marks_a) + len(marks_b)
 
 
+def _letter_dropped(a: str, b: str) -> bool:
+    """A short word with one letter dropped or doubled (``KY`` for ``KEY``): a letter
+    changed in a word this short may be another word, a letter left out is a slip."""
+    short, long = sorted((a, b), key=len)
+    if len(short) < 2 or len(long) != len(short) + 1:
+        return False
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
 def _is_mark(token: str) -> bool:
     return token in "(),:;[]"
 
@@ -93,7 +102,7 @@ def _typo(a: str, b: str) -> bool:
     if [c for c in a if c.isdigit()] != [c for c in b if c.isdigit()]:
         return False
     if min(len(a), len(b)) < 4:
-        return False
+        return _letter_dropped(a, b)
     from rapidfuzz.distance import OSA  # only tolerant matches get here
 
     limit = 1 if max(len(a), len(b)) <= 8 else 2

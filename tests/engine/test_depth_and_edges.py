@@ -239,6 +239,21 @@ def test_lines_indented_under_a_one_line_quote_shifted_to_column_0_are_exact_or_
     assert out.data is None or out.data.decode() == expected
 
 
+def test_a_bullet_continuation_added_to_a_restepped_one_depth_quote_is_exact_or_refused() -> None:
+    # Found replaying this repository: a docstring line quoted at twice its column,
+    # a bullet added whose continuation lines up with the bullet's text. A shift
+    # keeps the agent's step (the file's usual one), a re-step lines it up.
+    text = 'def f():\n    """Say what f does.\n\n    More words here.\n    """\n    return 1\n'
+    old = '        """Say what f does.\n'
+    new = old + "\n        - one point, which goes on\n            over two lines;\n"
+    expected = text.replace(
+        '    """Say what f does.\n',
+        '    """Say what f does.\n\n    - one point, which goes on\n      over two lines;\n',
+    )
+    out = edit(text, old, new)
+    assert out.data is None or out.data.decode() == expected
+
+
 # C9. A line-starting old_string found after part of a line's indentation is a
 # whitespace match: the lines it adds are mapped by depth.
 

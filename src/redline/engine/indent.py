@@ -104,8 +104,8 @@ def fit(
     """The mapping agent indentation → file indentation, or None if none fits.
 
     ``pairs`` are (old_string indentation, file indentation) of corresponding
-    lines; ``agent_blocks`` the indentation of old_string's and of new_string's
-    lines, used to learn the agent's step when the pairs show a single depth;
+    lines; ``agent_blocks`` old_string's and new_string's (non-blank) lines, whose
+    steps and alignment tell how to map them when the pairs show a single depth;
     ``file_style`` the file's own steps and character (see :func:`style`).
     """
     if all(a == f for a, f in pairs):
@@ -159,7 +159,9 @@ def _one_depth(
 
     - where the agent's lines go in by a step, a shift keeps that step and a
       re-step scales it: the one that gives a step the file itself goes in by
-      somewhere is taken (going out says nothing: any number of steps at once);
+      somewhere is taken (going out says nothing: any number of steps at once) —
+      unless it leaves a line that goes in out of line with the text of the line
+      before it while the other lines it up (``-   item`` and its continuation);
     - otherwise only a column one of the two cannot reach (below 0, between
       columns) decides.
 
@@ -168,7 +170,8 @@ def _one_depth(
     if agent == file or not agent or not file:
         return Fraction(1)
     ratio = Fraction(file, agent)
-    blocks = [[width(i) for i in block] for block in agent_blocks]
+    lines = [list(block) for block in agent_blocks]
+    blocks = [[width(indentation(line)) for line in block] for block in lines]
     others = {column for block in blocks for column in block} - {agent}
     if not others:
         return Fraction(1)
@@ -186,12 +189,42 @@ def _one_depth(
         shift_fits = step in used
         scale_fits = scaled.denominator == 1 and int(scaled) in used
         if shift_fits != scale_fits:
-            return Fraction(1) if shift_fits else ratio
+            chosen = Fraction(1) if shift_fits else ratio
+            other = ratio if shift_fits else Fraction(1)
+            if _aligns(lines, other, agent, file) and not _aligns(lines, chosen, agent, file):
+                return None
+            return chosen
     shift_can = all(file - agent + column >= 0 for column in others)
     scale_can = all((column * ratio).denominator == 1 for column in others)
     if shift_can != scale_can:
         return Fraction(1) if shift_can else ratio
     return None
+
+
+def _aligns(lines: list[list[str]], scale: Fraction, agent: int, file: int) -> bool:
+    """Some line that goes in lands, mapped by ``scale`` (about the pair ``agent`` →
+    ``file``), where a word of the line before it starts: aligned with its text."""
+    for block in lines:
+        for before, line in pairwise(block):
+            column, previous = width(indentation(line)), width(indentation(before))
+            if column <= previous:
+                continue
+            mapped = file + (column - agent) * scale
+            shift = file + (previous - agent) * scale - previous  # where `before` moves
+            if mapped - shift in _word_starts(before):
+                return True
+    return False
+
+
+def _word_starts(line: str) -> set[int]:
+    """Columns where the text of ``line`` (tabs as in :func:`width`) starts a word:
+    its first character, one after a space, or one after an opening bracket."""
+    lead = indentation(line)
+    starts = set()
+    for k in range(len(lead), len(line)):
+        if line[k] != " " and (k == len(lead) or line[k - 1] in " ([{"):
+            starts.add(width(lead) + k - len(lead))
+    return starts
 
 
 def _only_known(pairs: list[tuple[str, str]]) -> Reindent:

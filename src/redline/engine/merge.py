@@ -236,7 +236,7 @@ class _Merge:
             if self.base[i].full_start and not self.base[i].blank
         ]
         agent = [
-            [s.indent for s in text if s.full_start and not s.blank]
+            [s.indent + s.body for s in text if s.full_start and not s.blank]
             for text in (self.base, self.theirs)
         ]
         return indent.fit(pairs, agent, self.style or indent.Style())

@@ -115,7 +115,11 @@ def _failing_item(
                 return EditItem(old, old.replace("(", "( ", 1) if "(" in old else old + "\n")
         return None
     if failure == "ambiguous":
-        lines = [s for s in doc.lines if len(s.strip()) >= 14 and text.count(s + "\n") >= 2]
+        # Whole lines found twice (a line-starting text found again after part of a
+        # deeper line's indentation is not an exact occurrence).
+        lines = [
+            s for s in doc.lines if len(s.strip()) >= 14 and ("\n" + text).count(f"\n{s}\n") >= 2
+        ]
         if not lines:
             return None
         line = rng.choice(sorted(set(lines)))

@@ -120,7 +120,10 @@ def stale_other_line(src: Source, rng: random.Random) -> Case | None:
         if mod is None:
             continue
         hit = touched(mod, lines)
-        free = [k for k in range(len(lines)) if k not in hit and lines[k].strip()]
+        filled = [k for k in range(len(lines)) if lines[k].strip()]
+        # The first and last lines of a block are never the drifted one (DESIGN.md):
+        # there a window may have slid onto a neighbour, so such a block is refused.
+        free = [k for k in filled[1:-1] if k not in hit]
         rng.shuffle(free)
         for m in free:
             found = drift(rng, lines[m])

@@ -42,6 +42,7 @@ import pygit2
 
 from redline.engine.edit import EditItem, EditRequest, apply_edit
 from redline.engine.fold import translate_punctuation
+from redline.engine.match import find_all, inside_indentation
 from redline.engine.patch import apply_patch
 from redline.engine.patch_plan import MemorySnapshot
 
@@ -556,6 +557,12 @@ def drifted(line: str, rng: random.Random) -> str | None:
     return line[: name.end()] + "_rev" + line[name.end() :]
 
 
+def really_there(old: str, text: str) -> bool:
+    """``old`` is text of the file: found, and not only after part of a line's
+    indentation (a line-starting text found there is a whitespace match)."""
+    return any(not inside_indentation(text, p, old) for p in find_all(text, old))
+
+
 def _squashed(text: str) -> str:
     return "".join(text.split())
 
@@ -643,7 +650,7 @@ def replay_commit(commit: CommitCase, tally: Tally, perturb: bool = True) -> Non
 def other_text(old: str, hunk: HunkEdit) -> bool:
     """old_string, as perturbed, is another block of the file, or is one up to its quotes
     and dashes (then the punctuation tier rightly takes that block)."""
-    if old != hunk.old and old in hunk.before:
+    if old != hunk.old and really_there(old, hunk.before):
         return True
     folded = translate_punctuation(old)
     return folded != translate_punctuation(hunk.old) and folded in translate_punctuation(

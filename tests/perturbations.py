@@ -160,6 +160,14 @@ def cjk_to_ascii(text: str) -> str | None:
     return out if out != text else None
 
 
+def flatten(text: str) -> str | None:
+    """Every line's indentation dropped, as when a model quotes lines without their
+    depth. Not among :data:`FORMAT_PERTURBATIONS`: where the lines sit at several
+    depths it erases them, so the request may no longer say where a line goes."""
+    out = _LEADING.sub("", text)
+    return out if out != text else None
+
+
 def crlf(text: str) -> str | None:
     """Windows line endings."""
     return text.replace("\n", "\r\n") if "\n" in text else None

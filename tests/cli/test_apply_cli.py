@@ -753,12 +753,15 @@ def test_lone_surrogate_is_answered_not_crashed(
 
 # Slips of the pen on two lines and one line that really differs: the most a
 # fuzzy match absorbs.
+# Slips on every line, and the middle one also drifted (a block's first and last
+# lines are never the drifted one).
 FUZZY_OLD = (
-    "def totla(itmes):\n    sbutotal = sum(itme.prcie for itme in itmes)\n    return sbutotal + 3\n"
+    "def totla(itmes):\n    sbutotal = sum(itme.prcie for itme in itmes + extra)\n"
+    "    return sbutotal * 1.2\n"
 )
 FUZZY_NEW = (
-    "def total(items, rate):\n    sbutotal = sum(itme.prcie for itme in itmes)\n"
-    "    return sbutotal + 3\n"
+    "def total(items, rate):\n    sbutotal = sum(itme.prcie for itme in itmes + extra)\n"
+    "    return sbutotal * 1.2\n"
 )
 FUZZY_BLOCK = (
     "def total(items):\n    subtotal = sum(item.price for item in items)\n"

@@ -37,7 +37,7 @@ def refused(text: str, *hunks: Hunk) -> HunkError:
     return info.value
 
 
-# --- passes: exact → rstrip → strip, first occurrence ----------------------------
+# --- passes: exact (first occurrence) → rstrip → strip (one place) -----------------
 
 
 def test_exact_pass() -> None:
@@ -98,9 +98,12 @@ def test_other_matches_is_counted_under_the_pass_that_matched() -> None:
     text = "b \nb\nb  \n"
     evidence = only(text, "-b ", "+B")
     assert (evidence.match_type, evidence.start_line, evidence.other_matches) == ("exact", 1, 0)
-    # Under rstrip, "b ", "b" and "b  " are the same line: two other places.
-    evidence = only(text, "-b   ", "+B")
-    assert (evidence.match_type, evidence.start_line, evidence.other_matches) == ("rstrip", 1, 2)
+    # Under rstrip, "b ", "b" and "b  " are the same line: a tolerant pass does not
+    # choose among three places...
+    assert "at 3 places (lines 1, 2, 3)" in str(refused(text, hunk("-b   ", "+B")))
+    # ...but after a first hunk one is left, and the two before it are counted.
+    _, (_, second), _ = apply(text, hunk("-b", "+B"), hunk("-b   ", "+B"))
+    assert (second.match_type, second.start_line, second.other_matches) == ("rstrip", 3, 2)
 
 
 def test_hunks_apply_in_order_each_after_the_previous() -> None:

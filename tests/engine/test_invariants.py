@@ -41,15 +41,19 @@ from perturbations import (
     Perturbation,
     combinations,
     erases_trailing_whitespace,
+    flatten,
+    indent_step,
     name_of,
     perturb_chain,
     perturb_pair,
+    reindent,
     rewrites_added_text,
     typo_variants,
     typographic,
 )
 from redline.engine.edit import EditItem, EditOutcome, EditRequest, apply_edit
 from redline.engine.fold import translate_punctuation
+from redline.engine.match import find_all, inside_indentation
 from redline.engine.patch import PatchOutcome, apply_patch
 from redline.engine.patch_plan import MemorySnapshot
 
@@ -540,6 +544,12 @@ def _verdict(
     _record(prop, label, "wrong", failures[-1])
 
 
+def _really_there(old: str, text: str) -> bool:
+    """``old`` is text of the file: found, and not only after part of a line's
+    indentation (a line-starting text found there is a whitespace match)."""
+    return any(not inside_indentation(text, p, old) for p in find_all(text, old))
+
+
 def _perturbed_pairs(old: str, new: str) -> Iterator[tuple[str, str, str]]:
     """(name, old', new') for every perturbation that applies to old and, if at all, to new."""
     for f in FORMAT_PERTURBATIONS:
@@ -562,7 +572,7 @@ def test_format_perturbed_edit_gives_exact_bytes_or_refusal(edit: Edit) -> None:
     data = edit.text.encode()
     failures: list[str] = []
     for name, old_p, new_p in _perturbed_pairs(edit.old, edit.new):
-        if old_p in edit.text:
+        if _really_there(old_p, edit.text):
             _record("format_edit", name, "skipped")  # the perturbed text is really there
             continue
         _verdict(
@@ -837,7 +847,9 @@ def _replace_line(text: str, index: int, line: str) -> str:
 def test_drift_on_a_line_the_edit_keeps_survives_or_refuses(
     edit: Edit, data: st.DataObject
 ) -> None:
-    """The file changed a line the edit keeps: the file's line stays, the edit lands, or refuse."""
+    """The file changed a line the edit keeps: the file's line stays, the edit lands, or refuse.
+    The block's first or last line is never the drifted one: there a window may have
+    slid onto a neighbour, so such a request is refused."""
     kept = [i for i in sorted(edit.kept) if edit.old_lines[i].strip()]
     assume(kept)
     j = data.draw(st.sampled_from(kept))
@@ -846,18 +858,21 @@ def test_drift_on_a_line_the_edit_keeps_survives_or_refuses(
     old_d = _join([drifted if i == j else line for i, line in enumerate(edit.old_lines)])
     new_d = _join([drifted if origin == j else line for line, origin in edit.new_lines])
     assume(text.count(old_d) == 1 and not _whitespace_copy(edit.old, text))
-    expected = text.replace(old_d, new_d, 1)
+    filled = [i for i, line in enumerate(edit.old_lines) if line.strip()]
+    edge = j in (filled[0], filled[-1])
+    expected = None if edge else text.replace(old_d, new_d, 1)
     failures: list[str] = []
     where = f"{edit.where()}, file line {edit.start + j + 1} drifted to {drifted!r}"
     _verdict(
         "drift_kept",
-        "drift",
+        "edge drift" if edge else "drift",
         where,
         lambda: _edit(text.encode(), edit.old, edit.new),
         expected,
         edit.old,
         edit.new,
         failures,
+        before=text,
     )
     _check("drift_kept", failures)
 
@@ -1131,3 +1146,198 @@ def test_exact_edit_keeps_encoding_and_newlines_of_a_real_file(
     assert out.result.status == "applied", out.result.error
     assert out.data == _encode(text.replace(old, new, 1), encoding, newline)
     assert out.result.matched_text == old.replace("\n", newline)
+
+
+# --------------------------------------------------------------------------- 8. depth
+
+
+def _flat_misplaces(old_side: list[str], new_side: list[tuple[str, bool]]) -> bool:
+    """Flattened, a line the edit adds reads as a line at the quote's depth when all
+    the quoted lines sit at one, and otherwise as one at the depth of the kept lines
+    right before and after it when they agree: True when the edit put it at another
+    (the flat request says something else, which no engine can tell).
+    ``new_side``: (line, kept)."""
+    depths = {_indent(line) for line in old_side if line.strip()}
+    for k, (line, kept) in enumerate(new_side):
+        if kept or not line.strip():
+            continue
+        if len(depths) == 1:
+            if _indent(line) not in depths:
+                return True
+            continue
+        before = next((e for e in reversed(new_side[:k]) if e[0].strip()), None)
+        after = next((e for e in new_side[k + 1 :] if e[0].strip()), None)
+        if before and after and before[1] and after[1]:
+            depth = _indent(before[0])
+            if _indent(after[0]) == depth and _indent(line) != depth:
+                return True
+    return False
+
+
+_FLATTENED_KINDS = ("replace", "insert", "delete", "join", "blank", "token")
+
+
+@_budget(200)
+@given(edit=edits(fragments=False, min_nonblank=2, kinds=_FLATTENED_KINDS))
+def test_flattened_edit_gives_exact_bytes_or_refusal(edit: Edit) -> None:
+    """old_string and new_string quoted without their indentation, the block's lines
+    at one depth or several: the exact request's bytes or a refusal."""
+    expected = _exact(edit)
+    old_f = flatten(edit.old)
+    assume(old_f is not None)
+    assert old_f is not None
+    new_f = flatten(edit.new) or edit.new
+    assume(old_f != new_f and not _really_there(old_f, edit.text))
+    new_side = [(text, origin is not None) for text, origin in edit.new_lines]
+    if _flat_misplaces(list(edit.old_lines), new_side):
+        _record("flat_edit", "flatten", "skipped")
+        return
+    failures: list[str] = []
+    _verdict(
+        "flat_edit",
+        "flatten",
+        edit.where(),
+        lambda: _edit(edit.text.encode(), old_f, new_f),
+        expected,
+        old_f,
+        new_f,
+        failures,
+    )
+    _check("flat_edit", failures)
+
+
+@_budget(150)
+@given(edit=edits(fragments=False, min_nonblank=2, kinds=_FLATTENED_KINDS))
+def test_flattened_patch_gives_exact_bytes_or_refusal(edit: Edit) -> None:
+    """A Codex hunk whose every line lost its indentation: the exact bytes or a refusal."""
+    expected = _exact(edit)
+    lines = _hunk_lines(edit, expected)
+    texts = [line[1:] for line in lines]
+    flat = [text.lstrip(" \t") for text in texts]
+    assume(flat != texts)
+    old_side = [line[1:] for line in lines if line[0] != "+"]
+    new_side = [(line[1:], line[0] == " ") for line in lines if line[0] != "-"]
+    if _flat_misplaces(old_side, new_side):
+        _record("flat_patch", "flatten", "skipped")
+        return
+    patch = _patch([line[0] + text for line, text in zip(lines, flat, strict=True)])
+    out = _run_patch(patch, edit.text.encode())
+    if not out.changes and out.result.status != "applied":
+        _record("flat_patch", "flatten", "refused")
+        return
+    got = out.changes[0].after if len(out.changes) == 1 else None
+    if got == expected.encode() and out.result.status == "applied":
+        _record("flat_patch", "flatten", "right")
+        return
+    detail = (
+        f"[flatten] {edit.where()}: {out.result.status} via {out.result.match_type}; "
+        f"expected bytes or a refusal\npatch={patch!r}\n{_diff(expected, (got or b'').decode())}"
+    )
+    _record("flat_patch", "flatten", "wrong", detail)
+    _check("flat_patch", [detail])
+
+
+@st.composite
+def one_depth_edits(draw: st.DrawFn) -> Edit:
+    """An edit of a block whose lines all sit at one depth: the pairs show no step of
+    the block's own. A line it inserts may go deeper: by the file's step — what tells
+    a re-stepped quote from a shifted one at a depth other than 0 — or, for a block at
+    column 0, which no re-stepping moves, by any step (an aligned continuation)."""
+    source = draw(st.sampled_from(_corpus()))
+    lines = source.text.split("\n")[:-1]
+    nonblank = [i for i, line in enumerate(lines) if line.strip()]
+    start = nonblank[draw(st.integers(0, len(nonblank) - 1))]
+    depth = _indent(lines[start])
+    end = start + 1
+    while end < len(lines) and end - start < 8:
+        if lines[end].strip() and _indent(lines[end]) != depth:
+            break
+        end += 1
+    end = start + draw(st.integers(1, end - start))
+    while not lines[end - 1].strip():
+        end -= 1
+    block = lines[start:end]
+    assume(source.text.count(_join(block)) == 1)
+    kind = draw(st.sampled_from(("insert", "insert", "replace", "token", "delete", "blank")))
+    if kind != "insert":
+        edit = _line_edit(draw, source, start, block, kind)
+        assume(edit is not None and edit.old != edit.new)
+        assert edit is not None
+        return edit
+    deeper = (source.unit,) if depth else ("  ", "    ", source.unit)
+    line = depth + draw(st.sampled_from(("", *deeper))) + draw(st.sampled_from(_STATEMENTS))
+    new: list[tuple[str, int | None]] = [(text, i) for i, text in enumerate(block)]
+    new.insert(draw(st.integers(0, len(block))), (line, None))
+    return Edit(
+        source, start, tuple(block), tuple(new), kind, _join(block), _join([t for t, _ in new])
+    )
+
+
+_DEPTH_PERTURBATIONS = (reindent(4), reindent(-4), reindent(2), indent_step(2.0), indent_step(0.5))
+
+
+@_budget(200)
+@given(edit=one_depth_edits())
+def test_one_depth_block_shifted_or_restepped_gives_exact_bytes_or_refusal(edit: Edit) -> None:
+    """A block at one depth, re-indented or re-stepped: the lines the edit adds keep the
+    exact request's relative indentation, or the request is refused."""
+    expected = _exact(edit)
+    failures: list[str] = []
+    for f in _DEPTH_PERTURBATIONS:
+        old_p = f(edit.old)
+        if old_p is None or f(edit.old + "\n" + edit.new) is None:
+            continue
+        new_p = f(edit.new) or edit.new
+        if _really_there(old_p, edit.text):
+            _record("one_depth", f.__name__, "skipped")
+            continue
+        _verdict(
+            "one_depth",
+            f.__name__,
+            edit.where(),
+            functools.partial(_edit, edit.text.encode(), old_p, new_p),
+            expected,
+            old_p,
+            new_p,
+            failures,
+        )
+    _check("one_depth", failures)
+
+
+@_budget(100)
+@given(edit=edits(fragments=False, min_nonblank=2))
+def test_patch_fitting_two_places_only_with_whitespace_ignored_is_refused(edit: Edit) -> None:
+    """A copy of the block deeper in the file, and the hunk (the block's lines, no
+    context) re-indented to match neither exactly: several places, so never the first."""
+    copy = [f"    {line}" if line.strip() else line for line in edit.old_lines]
+    text = edit.text + "\n" + _join(copy)
+    new_lines = [line for line, _ in edit.new_lines]
+    body: list[str] = []
+    matcher = difflib.SequenceMatcher(None, list(edit.old_lines), new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            body += [" " + line for line in edit.old_lines[i1:i2]]
+        else:
+            body += ["-" + line for line in edit.old_lines[i1:i2]]
+            body += ["+" + line for line in new_lines[j1:j2]]
+    shifted = reindent(2)("\n".join(line[1:] for line in body))
+    assume(shifted is not None)
+    assert shifted is not None
+    body = [line[0] + text for line, text in zip(body, shifted.split("\n"), strict=True)]
+    old_side = [line[1:] for line in body if line[0] != "+"]
+    assume(not _occurs_rstripped(old_side, text))  # no exact or rstrip place first
+    out = _run_patch(_patch(body), text.encode())
+    where = f"{edit.where()}, copied 4 columns deeper at the end"
+    if not out.changes and out.result.status != "applied":
+        _record("two_places", "reindent+2", "refused")
+        return
+    detail = f"[reindent+2] {where}: {out.result.status} via {out.result.match_type}; must refuse"
+    _record("two_places", "reindent+2", "wrong", detail)
+    _check("two_places", [detail])
+
+
+def _occurs_rstripped(lines: list[str], text: str) -> bool:
+    """``lines`` are consecutive lines of ``text`` up to trailing whitespace."""
+    want = [line.rstrip() for line in lines]
+    have = [line.rstrip() for line in text.split("\n")]
+    return any(have[i : i + len(want)] == want for i in range(len(have) - len(want) + 1))

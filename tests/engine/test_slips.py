@@ -17,6 +17,13 @@ from redline.engine.slips import punctuation_slip, slips_between
         ("timeout = 30", "timeout = 60", None),
         ("run(a)", "run(b)", None),
         ("value = compute()", "value = compute() + 1", None),
+        ("edit = str(note)", "edit = strnote)", []),  # a dropped mark glues two words
+        ("f(a, b)", "f(ab)", None),  # a space and a comma: not only a mark
+        ("x = a(b)", "x = ab)", []),
+        ("x = ab", "x = ba", None),
+        ("id INTEGER PRIMARY KEY,", "id INTEGER PRIMARY KY,", [("KEY", "KY")]),
+        ("if a in b:", "if a is b:", None),  # a letter changed in a short word
+        ("x = a", "x = an", None),  # a one-letter word
     ],
 )
 def test_slips_between(expected: str, found: str, slips: list[tuple[str, str]] | None) -> None:

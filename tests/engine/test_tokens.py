@@ -84,3 +84,39 @@ def test_an_ascii_mark_the_agent_adds_is_written_as_typed(
     # in text the agent adds, the mark it typed is the one it means.
     tokens = TokenMap([(*block, True)], frozenset())
     assert tokens.carry(added, 0) == added
+
+
+# Found by replaying the histories of jinja (Python) and fd (Rust) with slips.
+
+
+def test_a_mark_the_file_adds_where_the_agents_rewrite_ends_with_it_is_written_once() -> None:
+    # The quote dropped the final ":"; the new line drops a "]" and ends in ":".
+    base = "def parse(self) -> t.Union[nodes.Node, list[nodes.Node]]"
+    new = "def parse(self) -> nodes.Node | list[nodes.Node]:"
+    assert merge_tokens(base, base + ":", new, NO_MAP, 0) == new
+
+
+def test_a_copy_dropped_from_a_run_the_agent_changes_elsewhere_conflicts() -> None:
+    # ":::" in the quote, "::" in the file, the third ":" rewritten by the agent:
+    # which copy the file dropped and which one the agent changed is a guess.
+    with pytest.raises(MergeConflict):
+        merge_tokens(
+            "use std::time:::SystemTime;",
+            "use std::time::SystemTime;",
+            "use std::time::{Duration, SystemTime};",
+            NO_MAP,
+            0,
+        )
+
+
+def test_a_copy_dropped_from_a_run_next_to_the_agents_change_still_merges() -> None:
+    assert merge_tokens("f((x)", "f(x)", "g((x)", NO_MAP, 0) == "g(x)"
+
+
+@pytest.mark.parametrize("tokens", [NO_MAP, TokenMap([("–" * 5, "-" * 5, False)], frozenset("-"))])
+def test_a_dash_dropped_from_a_run_the_file_writes_as_hyphens_leaves_hyphens(
+    tokens: TokenMap,
+) -> None:
+    # An RST underline quoted with en dashes for the file's hyphens, shortened by
+    # one: every dash the file keeps stays a hyphen.
+    assert merge_tokens("–" * 5, "-" * 5, "–" * 4, tokens, 0) == "-" * 4

@@ -28,6 +28,7 @@ from redline.engine.match import (
     Span,
     find_all,
     honest_confidence,
+    inside_indentation,
     match_chain,
 )
 from redline.engine.prefixes import Reading, readings
@@ -577,6 +578,10 @@ def _batch(view: FileView, items: list[EditItem]) -> tuple[Result, list[_Replace
         try:
             _check_item(item)
             positions = find_all(view.text, item.old_string)
+            if not item.replace_all:
+                positions = [
+                    p for p in positions if not inside_indentation(view.text, p, item.old_string)
+                ]
             if not positions:
                 raise _Refused("no_match", f"{NOT_FOUND} (batch edits match exactly)")
             if item.replace_all:

@@ -2,16 +2,17 @@
 
 Hunks apply in order, each searching from after the previous one (a pure
 addition with no anchor found goes at the end of the file, as in Codex, and
-does not move that point). The passes
-exact → trailing whitespace ignored → surrounding whitespace ignored take the
-first occurrence; then, as a separate step, punctuation/space folding must
-match exactly one place. Context lines keep the file's bytes; only '-' lines
-are removed and '+' lines added — adapted to the file's format (indentation by
-depth, marks) when the hunk was placed with tolerance, as an edit's are, or
-refused where that is a guess. Added lines take the file's newline style; in
-a mixed file a line that replaces a removed line takes that line's ending, and
-a pure addition the ending of the line that follows it (at the end of the file,
-of the line before it). The updated file always ends with a newline.
+does not move that point). The passes: exact, which takes the first
+occurrence from that point as Codex does; then trailing whitespace ignored,
+surrounding whitespace ignored and punctuation/space folding, each of which
+must match exactly one place (several are refused, never the first). Context
+lines keep the file's bytes; only '-' lines are removed and '+' lines added —
+adapted to the file's format (indentation by depth, marks) when the hunk was
+placed with tolerance, as an edit's are, or refused where that is a guess.
+Added lines take the file's newline style; in a mixed file a line that
+replaces a removed line takes that line's ending, and a pure addition the
+ending of the line that follows it (at the end of the file, of the line before
+it). The updated file always ends with a newline.
 """
 
 from __future__ import annotations
@@ -29,13 +30,18 @@ from redline.engine import budget, invisible
 from redline.engine.budget import TooLarge
 from redline.engine.errors import MergeConflict, RedlineError, TooDifferent
 from redline.engine.fold import punctuation_key
-from redline.engine.indent import Style, style
+from redline.engine.indent import Style, indentation, style
 from redline.engine.merge import adapt
 from redline.engine.patch_parse import Hunk, HunkLine
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 CONFIDENCE = {"exact": 1.0, "rstrip": 0.99, "strip": 0.98, "punctuation": 0.97}
-PASSES = ("exact", "rstrip", "strip")  # first occurrence wins; punctuation must be unique
+TOLERANT = ("rstrip", "strip", "punctuation")  # each must fit one place: never the first
+TOLERATES = {
+    "rstrip": "trailing whitespace",
+    "strip": "whitespace",
+    "punctuation": "punctuation/space",
+}
 
 
 def _folded(line: str) -> str:
@@ -161,6 +167,8 @@ def _adapted(
     another format; its added lines are adapted to the file's format as an edit
     is, so a format-only difference never writes a third text.
     """
+    if match_type == "strip" and _only_context_stripped(hunk, file_lines):
+        return hunk  # written as given, as Codex writes it
     old = [h.text for h in hunk.lines if h.kind != "+"]
     new = [h.text for h in hunk.lines if h.kind != "-"]
     tier = "punctuation" if match_type == "punctuation" else "whitespace"
@@ -191,6 +199,24 @@ def _adapted(
         lines.extend(HunkLine("-", line) for line in file_lines[i1:i2])
         lines.extend(HunkLine("+", line) for line in adapted[j1:j2])
     return replace(hunk, lines=tuple(lines))
+
+
+def _only_context_stripped(hunk: Hunk, file_lines: list[str]) -> bool:
+    """The hunk's context lines lost their indentation, and its '-' lines are the
+    file's exactly — some of them indented, so the agent wrote the lines it changes
+    at the file's columns: its '+' lines are at the file's columns too."""
+    removed = stripped = indented = False
+    for line, file_line in zip((h for h in hunk.lines if h.kind != "+"), file_lines, strict=True):
+        if line.kind == "-":
+            if line.text != file_line:
+                return False
+            removed = True
+            indented = indented or bool(file_line.strip() and indentation(file_line))
+        elif line.text != file_line:
+            if line.text[:1] in (" ", "\t") or line.text.rstrip() != file_line.strip():
+                return False
+            stripped = True
+    return removed and stripped and indented
 
 
 def _joined(lines: list[str]) -> str:
@@ -248,10 +274,6 @@ class _Keyed:
         self.too_large: TooLarge | None = None  # past the budget: exact placement only
         self._views: dict[str, list[str]] = {}
         self._index: dict[str, dict[str, list[int]]] = {}
-
-    @property
-    def passes(self) -> tuple[str, ...]:
-        return ("exact",) if self.too_large is not None else PASSES
 
     @cached_property
     def style(self) -> Style:
@@ -354,26 +376,27 @@ def _place_body(
             name, at = found  # not over the previous hunk's lines, nor before the anchor
             return at, _evidence(contents, number, name, at, old, 0, anchor_found)
         return None
-    for name in lines.passes:
-        seek = lines.seek(name, old, start_at)
-        if seek is not None:
-            others = len(lines.all(name, old, 0)) - 1
-            return seek, _evidence(contents, number, name, seek, old, others, anchor_found)
+    seek = lines.seek("exact", old, start_at)
+    if seek is not None:
+        others = len(lines.all("exact", old, 0)) - 1
+        return seek, _evidence(contents, number, "exact", seek, old, others, anchor_found)
     if lines.too_large is not None:
         return None
-    candidates = lines.all("punctuation", old, start_at)
-    if len(candidates) == 1:
-        return candidates[0], _evidence(
-            contents, number, "punctuation", candidates[0], old, 0, anchor_found
-        )
-    if len(candidates) > 1:
-        where = ", ".join(str(c + 1) for c in candidates)
-        raise HunkError(
-            f"hunk not found ({number}/{total}) in {path}: its lines match only with "
-            f"punctuation/space differences, at {len(candidates)} places (lines {where}); "
-            "add context lines or an '@@' anchor so that one place fits",
-            number,
-        )
+    for name in TOLERANT:
+        candidates = lines.all(name, old, start_at)
+        if len(candidates) == 1:
+            others = len(lines.all(name, old, 0)) - 1
+            return candidates[0], _evidence(
+                contents, number, name, candidates[0], old, others, anchor_found
+            )
+        if len(candidates) > 1:
+            where = ", ".join(str(c + 1) for c in candidates)
+            raise HunkError(
+                f"hunk not found ({number}/{total}) in {path}: its lines match only with "
+                f"{TOLERATES[name]} differences, at {len(candidates)} places (lines {where}); "
+                "add context lines or an '@@' anchor so that one place fits",
+                number,
+            )
     return None
 
 

@@ -38,10 +38,12 @@ def width(indent: str) -> int:
 
 @dataclass(frozen=True)
 class Style:
-    """How a file indents: its usual step in columns, and whether with tabs."""
+    """How a file indents: its usual step in columns, whether with tabs, and every
+    step it goes in by somewhere."""
 
     step: int | None = None
     tabs: bool = False
+    steps: frozenset[int] = frozenset()
 
 
 def style(lines: Iterable[str]) -> Style:
@@ -59,7 +61,7 @@ def style(lines: Iterable[str]) -> Style:
         if previous is not None and current > previous:
             steps[current - previous] += 1
         previous = current
-    return Style(_usual(steps), tabbed > spaced)
+    return Style(_usual(steps), tabbed > spaced, frozenset(steps))
 
 
 def _usual(steps: Counter[int]) -> int | None:
@@ -102,9 +104,9 @@ def fit(
     """The mapping agent indentation → file indentation, or None if none fits.
 
     ``pairs`` are (old_string indentation, file indentation) of corresponding
-    lines; ``agent_blocks`` the indentation of old_string's and of new_string's
-    lines, used to learn the agent's step when the pairs show a single depth; ``file_style``
-    the file's own step and character (see :func:`style`).
+    lines; ``agent_blocks`` old_string's and new_string's (non-blank) lines, whose
+    steps and alignment tell how to map them when the pairs show a single depth;
+    ``file_style`` the file's own steps and character (see :func:`style`).
     """
     if all(a == f for a, f in pairs):
         return _identity
@@ -121,7 +123,7 @@ def fit(
         other = next(c for c in columns if c[0] != base_a)
         scale = Fraction(other[1] - base_f, other[0] - base_a)
     else:
-        learnt = _scale_from_steps(agent_blocks, file_style.step, file_tabs)
+        learnt = _one_depth(base_a, base_f, agent_blocks, file_style, file_tabs)
         if learnt is None:
             return _only_known(pairs)
         scale = learnt
@@ -141,29 +143,98 @@ def _tabs_then_spaces(indent: str) -> bool:
     return indent.lstrip("\t") == " " * len(indent.lstrip("\t"))
 
 
-def _scale_from_steps(
-    agent_blocks: Iterable[Sequence[str]], step_hint: int | None, tabs: bool
+def _one_depth(
+    agent: int,
+    file: int,
+    agent_blocks: Iterable[Sequence[str]],
+    file_style: Style,
+    tabs: bool,
 ) -> Fraction | None:
-    """File columns per agent column, from the two steps; None when the agent indents
-    by a step people do not use (its depths may be scaled, which a shift would miss).
+    """File columns per agent column when the pairs show one depth, or None.
+
+    One pair says nothing of a step. A shift (the agent's relative indentation
+    kept) always reproduces it; a re-step (column 0 fixed, every column scaled by
+    file/agent) does too when neither column is 0. Where both could, the evidence
+    must pick one, else placing the edit's other lines is a guess (None):
+
+    - where the agent's lines go in by a step, a shift keeps that step and a
+      re-step scales it: the one that gives a step the file itself goes in by
+      somewhere is taken (going out says nothing: any number of steps at once) —
+      unless it leaves a line that goes in out of line with the text of the line
+      before it while the other lines it up (``-   item`` and its continuation);
+    - otherwise only a column one of the two cannot reach (below 0, between
+      columns) decides.
 
     The agent's step is how far one of its lines goes in or out from the line before
     it, within old_string or within new_string (not between the two)."""
+    if agent == file or not agent or not file:
+        return Fraction(1)
+    ratio = Fraction(file, agent)
+    lines = [list(block) for block in agent_blocks]
+    blocks = [[width(indentation(line)) for line in block] for block in lines]
+    others = {column for block in blocks for column in block} - {agent}
+    if not others:
+        return Fraction(1)
     gaps: Counter[int] = Counter()
-    for block in agent_blocks:
-        columns = [width(i) for i in block]
+    going_in: Counter[int] = Counter()
+    for columns in blocks:
         gaps.update(abs(b - a) for a, b in pairwise(columns) if b != a)
-    agent_step = _usual(gaps)
-    if agent_step is None:
-        return None  # no step, or one people do not use: shift or scale is a guess
-    file_step_ = TAB if tabs else step_hint
-    return Fraction(1) if file_step_ is None else Fraction(file_step_, agent_step)
+        going_in.update(b - a for a, b in pairwise(columns) if b > a)
+    if _usual(gaps) is None:
+        return None  # no step, or one people do not use: no telling how it maps
+    step = _usual(going_in)
+    if step is not None:
+        used = file_style.steps or (frozenset({TAB}) if tabs else frozenset())
+        scaled = step * ratio
+        shift_fits = step in used
+        scale_fits = scaled.denominator == 1 and int(scaled) in used
+        if shift_fits != scale_fits:
+            chosen = Fraction(1) if shift_fits else ratio
+            other = ratio if shift_fits else Fraction(1)
+            if _aligns(lines, other, agent, file) and not _aligns(lines, chosen, agent, file):
+                return None
+            return chosen
+    shift_can = all(file - agent + column >= 0 for column in others)
+    scale_can = all((column * ratio).denominator == 1 for column in others)
+    if shift_can != scale_can:
+        return Fraction(1) if shift_can else ratio
+    return None
+
+
+def _aligns(lines: list[list[str]], scale: Fraction, agent: int, file: int) -> bool:
+    """Some line that goes in lands, mapped by ``scale`` (about the pair ``agent`` →
+    ``file``), where a word of the line before it starts: aligned with its text."""
+    for block in lines:
+        for before, line in pairwise(block):
+            column, previous = width(indentation(line)), width(indentation(before))
+            if column <= previous:
+                continue
+            mapped = file + (column - agent) * scale
+            shift = file + (previous - agent) * scale - previous  # where `before` moves
+            if mapped - shift in _word_starts(before):
+                return True
+    return False
+
+
+def _word_starts(line: str) -> set[int]:
+    """Columns where the text of ``line`` (tabs as in :func:`width`) starts a word:
+    its first character, one after a space, or one after an opening bracket."""
+    lead = indentation(line)
+    starts = set()
+    for k in range(len(lead), len(line)):
+        if line[k] != " " and (k == len(lead) or line[k - 1] in " ([{"):
+            starts.add(width(lead) + k - len(lead))
+    return starts
 
 
 def _only_known(pairs: list[tuple[str, str]]) -> Reindent:
-    """The depths the pairs show, and no other: a line at another depth is refused."""
-    known = dict(pairs)
-    return known.get
+    """The depths the pairs show, and no other: a line at another depth is refused, and
+    so is one at an indentation the pairs map to two depths (a flat quote of lines at
+    several depths says nothing of where a line it adds goes)."""
+    known: dict[str, str | None] = {}
+    for agent, file in pairs:
+        known[agent] = file if known.get(agent, file) == file else None
+    return lambda indent: known.get(indent)
 
 
 def _prefix(pairs: list[tuple[str, str]]) -> Reindent | None:

@@ -166,21 +166,37 @@ def match_chain(
     return ChainResult(None, nearest=best_miss)
 
 
+def inside_indentation(text: str, pos: int, old: str) -> bool:
+    """``old`` begins with indentation and is found at ``pos`` after part of a line's
+    indentation: the line is deeper than old_string says, which is a whitespace
+    difference (mapped by depth), not the exact text."""
+    if old[:1] not in (" ", "\t"):
+        return False
+    line_start = text.rfind("\n", 0, pos) + 1
+    return line_start < pos and not text[line_start:pos].strip(" \t")
+
+
 def _exact(view: FileView, old: str) -> list[Span]:
-    return [Span(p, p + len(old), CONFIDENCE["exact"]) for p in find_all(view.text, old)]
+    return [
+        Span(p, p + len(old), CONFIDENCE["exact"])
+        for p in find_all(view.text, old)
+        if not inside_indentation(view.text, p, old)
+    ]
 
 
 def _trailing_newline(view: FileView, old: str) -> list[Span]:
     body = old[:-1]
     if old.endswith("\n") and body and view.text.endswith(body):
         start = len(view.text) - len(body)
-        return [Span(start, len(view.text), CONFIDENCE["trailing_newline"])]
+        if not inside_indentation(view.text, start, old):
+            return [Span(start, len(view.text), CONFIDENCE["trailing_newline"])]
     return []
 
 
 def _punctuation(view: FileView, old: str) -> list[Span]:
     # A line-starting old_string never matches after part of a line's indentation
-    # (it would leave the rest of the indentation in front of the replacement).
+    # (it would leave the rest of the indentation in front of the replacement), and a
+    # line-terminated one never matches part of a longer line.
     spans = _folded_tier(view, old, "punctuation", fold_punctuation(old))
     return [s for s in spans if _whole_lines(view.text, s, old)]
 

@@ -8,7 +8,8 @@ text is kept; only what the edit changes is written**, and nothing is guessed.
    text with whitespace and punctuation folded away). Each pair is the same
    line with another format, the same line with a slip of the pen, or a line
    that drifted (really differs). The fuzzy tiers absorb at most one drifted
-   line: more real difference means the match is another block.
+   line, never the first or last one (the window may have slid onto a
+   neighbour): more real difference means the match is another block.
 2. The line diff old_string → new_string says which lines the edit changes.
    Lines it leaves alone are written as the file has them.
 3. A changed line that had a partner is merged field by field: indentation,
@@ -159,10 +160,15 @@ class _Merge:
         self._check_drift()
         self.partner = {u.old: u for u in self.units if u.old is not None}
         # The line diff old_string → new_string: which lines the edit changes.
-        self.ops = SequenceMatcher(
-            None, [s.text for s in self.base], [s.text for s in self.theirs], False
-        ).get_opcodes()
+        self.ops = _line_ops(self.base, self.theirs)
         kept = {i for tag, i1, i2, _, _ in self.ops if tag == "equal" for i in range(i1, i2)}
+        # new_string's lines that keep an old_string line: new index → old index.
+        self.kept_new = {
+            j: i
+            for tag, i1, i2, j1, _ in self.ops
+            if tag == "equal"
+            for i, j in zip(range(i1, i2), range(j1, j1 + i2 - i1), strict=True)
+        }
         self.tokens = TokenMap(
             [(self.base[i].body, self.ours[j].body, i in kept) for i, j in self._trusted_pairs()],
             self.file_chars,
@@ -207,9 +213,14 @@ class _Merge:
         if self.match_type not in _FUZZY:
             return
         drifted = sum(1 for u in self.units if u.kind is Kind.DRIFT)
-        quoted = sum(1 for seg in self.base if not seg.blank)
-        if drifted > 1 or (drifted and drifted >= quoted):
+        quoted = [i for i, seg in enumerate(self.base) if not seg.blank]
+        if drifted > 1 or (drifted and drifted >= len(quoted)):
             raise TooDifferent(drifted)  # another block, not this one with a changed line
+        # The window's edges are where it may have slid: a first or last line that
+        # really differs, or that the file lacks, is a neighbour, not a drifted line.
+        edges = {quoted[0], quoted[-1]} if quoted else set()
+        if any(u.old in edges and u.kind is Kind.DRIFT for u in self.units):
+            raise TooDifferent(drifted)
 
     def _trusted_pairs(self) -> list[tuple[int, int]]:
         """(old line, file line) of the pairs that are the same line, give or take format."""
@@ -228,7 +239,7 @@ class _Merge:
             if self.base[i].full_start and not self.base[i].blank
         ]
         agent = [
-            [s.indent for s in text if s.full_start and not s.blank]
+            [s.indent + s.body for s in text if s.full_start and not s.blank]
             for text in (self.base, self.theirs)
         ]
         return indent.fit(pairs, agent, self.style or indent.Style())
@@ -271,6 +282,7 @@ class _Merge:
                     if partner is not None:
                         out.append(self.ours[partner].text)
                 continue
+            self._check_unpaired_beside(i1, i2, j2 - j1)
             # A line only the file has, next to or inside the lines the edit
             # changes: whether the edit covers it is a guess (blank lines aside).
             self._check_file_only(file_only.get(i1, []), i1)
@@ -281,6 +293,21 @@ class _Merge:
             out.extend(self._replace(i1, i2, j1, j2))
         out.extend(self.ours[j].text for j in file_only.pop(len(self.base), []))
         return out
+
+    def _check_unpaired_beside(self, i1: int, i2: int, added: int) -> None:
+        """Lines the edit writes next to a line of old_string the file does not have:
+        where they go, before or after where that line would be, is a guess."""
+        if not added:
+            return
+        for i in (i1 - 1, i2):
+            if 0 <= i < len(self.base) and self.partner[i].file is None and not self.base[i].blank:
+                raise MergeConflict(
+                    i,
+                    self.base[i].text,
+                    "",
+                    "old_string has a line there that the file does not, and the edit "
+                    "writes lines next to it",
+                )
 
     def _check_file_only(self, lines: list[int], at: int) -> None:
         for j in lines:
@@ -303,12 +330,14 @@ class _Merge:
             found = self.ours[unit.file].text if unit.file is not None else ""
             raise MergeConflict(i, self.base[i].text, found)
         pairs = _pair_edited(self.base[i1:i2], self.theirs[j1:j2])
+        beside = self._beside(j1, j2)
         out = []
         for k, seg in enumerate(self.theirs[j1:j2]):
             b = pairs.get(k)
             partner = self.partner[i1 + b].file if b is not None else None
             if b is None or partner is None:
-                out.append(self._insert(seg, j1 + k, self._in_place_of(i1, i2, j2 - j1, k)))
+                replaces = self._in_place_of(i1, i2, j2 - j1, k)
+                out.append(self._insert(seg, j1 + k, replaces, beside))
                 continue
             reshaped = i2 - i1 != j2 - j1
             base, ours = self.base[i1 + b], self.ours[partner]
@@ -322,7 +351,9 @@ class _Merge:
             return o.text if t.text == b.text else self._blank(t)
         if not t.full_start:
             lead = ""
-        elif t.indent == b.indent:
+        elif t.indent == b.indent and not (reshaped and self._no_depth(t.indent)):
+            # (Lines reshaped at an indentation the pairs map to no single depth: which
+            # old line this one continues says nothing of its depth.)
             lead = o.indent
         else:
             lead = self._map_indent(t, line)
@@ -356,10 +387,41 @@ class _Merge:
         partner = self.partner[i1 + k].file
         return None if partner is None else (self.base[i1 + k], self.ours[partner])
 
-    def _insert(self, t: Seg, line: int, replaces: tuple[Seg, Seg] | None = None) -> str:
+    def _beside(self, j1: int, j2: int) -> tuple[str, str] | None:
+        """(agent indentation, file indentation) of the kept lines right before and after
+        new lines ``j1:j2``, when both exist and agree: the depth of a line inserted
+        between them at their indentation, where the pairs map it to no single depth."""
+        around = []
+        for lines in (range(j1 - 1, -1, -1), range(j2, len(self.theirs))):
+            for j in lines:
+                if j not in self.kept_new:
+                    return None
+                if not self.theirs[j].blank:
+                    partner = self.partner[self.kept_new[j]].file
+                    if partner is None or not self.theirs[j].full_start:
+                        return None
+                    around.append((self.theirs[j].indent, self.ours[partner].indent))
+                    break
+            else:
+                return None  # nothing on this side says its depth
+        before, after = around
+        return before if before == after else None
+
+    def _insert(
+        self,
+        t: Seg,
+        line: int,
+        replaces: tuple[Seg, Seg] | None = None,
+        beside: tuple[str, str] | None = None,
+    ) -> str:
         if t.blank:
             return self._blank(t)
-        lead = self._map_indent(t, line) if t.full_start else ""
+        if not t.full_start:
+            lead = ""
+        elif replaces is not None and t.indent == replaces[0].indent and replaces[1].full_start:
+            lead = replaces[1].indent  # rewritten in place at the quoted line's indentation
+        else:
+            lead = self._map_indent(t, line, beside)
         if replaces is not None and t.trail == replaces[0].trail:
             # A line rewritten in place keeps the file's trailing whitespace there.
             return (
@@ -439,8 +501,13 @@ class _Merge:
         extra = self.extra_trailing
         return t.text[: -len(extra)] if extra and t.text.endswith(extra) else t.text
 
-    def _map_indent(self, t: Seg, line: int) -> str:
+    def _no_depth(self, agent: str) -> bool:
+        return self.reindent is None or self.reindent(agent) is None
+
+    def _map_indent(self, t: Seg, line: int, beside: tuple[str, str] | None = None) -> str:
         mapped = self.reindent(t.indent) if self.reindent is not None else None
+        if mapped is None and beside is not None and beside[0] == t.indent:
+            mapped = beside[1]  # no single depth from the pairs: the lines around it say
         if t.indent and self._flat_quote():
             # old_string quoted the lines without their indentation, and the agent
             # indented this line itself: it is written as given — unless a shift of
@@ -464,6 +531,19 @@ class _Merge:
                 "the lines the edit adds or re-indents cannot be placed",
             )
         return mapped
+
+
+def _line_ops(base: list[Seg], theirs: list[Seg]) -> list[tuple[str, int, int, int, int]]:
+    """The line diff old_string → new_string. When both end with a newline, the empty
+    text after it stays the last line of both (never the twin of a blank line the
+    agent added or dropped at the start, which would lose a newline)."""
+    n, m = len(base), len(theirs)
+    ends = base[-1].text == theirs[-1].text == ""
+    if ends:
+        n, m = n - 1, m - 1
+    matcher = SequenceMatcher(None, [s.text for s in base[:n]], [s.text for s in theirs[:m]], False)
+    ops: list[tuple[str, int, int, int, int]] = list(matcher.get_opcodes())
+    return [*ops, ("equal", n, n + 1, m, m + 1)] if ends else ops
 
 
 def _align_lines(old: list[str], file: list[str], lo_old: int, lo_file: int) -> list[_Unit]:

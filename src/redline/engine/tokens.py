@@ -194,6 +194,22 @@ class _Hunk:
     def one_for_one(self) -> bool:
         return self.end - self.start == len(self.tokens) == 1
 
+    def run(self, base: list[str]) -> tuple[int, int]:
+        """The run of equal base tokens a pure hunk drops or doubles a copy of
+        (empty when it is not pure, or its tokens are not such a copy)."""
+        if not self.pure:
+            return self.start, self.start
+        kinds = set(base[self.start : self.end]) | set(self.tokens)
+        if len(kinds) != 1:
+            return self.start, self.start
+        (token,) = kinds
+        lo, hi = self.start, self.end
+        while lo > 0 and base[lo - 1] == token:
+            lo -= 1
+        while hi < len(base) and base[hi] == token:
+            hi += 1
+        return lo, hi
+
     def _beside(self, other: _Hunk, base: list[str]) -> bool:
         """Side by side, or with only spacing between them."""
         first, second = (self, other) if self.end <= other.start else (other, self)
@@ -209,6 +225,14 @@ class _Hunk:
             if 0 < touch < len(base) and base[touch - 1] == base[touch]:
                 # Side by side inside a run of equal tokens (``))``, ``::``): which
                 # copy each side changed is a guess.
+                return True
+        for pure, rival in ((self, other), (other, self)):
+            lo, hi = pure.run(base)
+            inside = (rival.start < hi and lo < rival.end) or lo < rival.start < hi
+            if hi - lo > 1 and inside and not _format_only(base, rival):
+                # One side drops or doubles a copy in a run of equal tokens
+                # (``:::``), the other changes another copy into another token:
+                # which copies each meant is a guess.
                 return True
         beside = self._beside(other, base) and (self.pure or other.pure)
         if beside and not (self.one_for_one or other.one_for_one):
@@ -278,10 +302,15 @@ def _slid(a: list[str], hunk: _Hunk) -> _Hunk:
     return _Hunk(start, end, src, src_end, tokens, hunk.theirs)
 
 
-def _subsumes(big: _Hunk, small: _Hunk) -> bool:
+def _subsumes(big: _Hunk, small: _Hunk, base: list[str]) -> bool:
     """``big`` already makes ``small``'s change: it writes ``small``'s tokens at the
-    same edge of the same place (the agent fixed the slip the file fixed, and more)."""
-    if not small.tokens or big.tokens == small.tokens:
+    same edge of the same place (the agent fixed the slip the file fixed, and more).
+    A change of exactly those tokens counts only where it rewrites another token
+    (``]`` made ``:``, next to the file's added ``:``), never where it adds them or
+    only writes a token another way (``–`` made ``-``, next to an added ``-``)."""
+    if not small.tokens:
+        return False
+    if big.tokens == small.tokens and (big.start == big.end or _format_only(base, big)):
         return False
     n = len(small.tokens)
     if small.start == small.end:  # an insertion just before or after big
@@ -338,14 +367,16 @@ def merge_tokens(
         key=lambda h: (h.start, h.end),
     )
     chosen: list[_Hunk] = []
+    shared: set[tuple[int, int, tuple[str, ...]]] = set()  # changes both sides make
     for hunk in hunks:
         key = (hunk.start, hunk.end, hunk.tokens)
         if any(c.theirs != hunk.theirs and (c.start, c.end, c.tokens) == key for c in chosen):
+            shared.add(key)
             continue  # the same change on both sides
-        twin = next((c for c in chosen if c.theirs != hunk.theirs and _subsumes(c, hunk)), None)
+        twin = next((c for c in chosen if c.theirs != hunk.theirs and _subsumes(c, hunk, a)), None)
         if twin is not None:
             continue  # both sides make this insertion; the other side's hunk carries it
-        twin = next((c for c in chosen if c.theirs != hunk.theirs and _subsumes(hunk, c)), None)
+        twin = next((c for c in chosen if c.theirs != hunk.theirs and _subsumes(hunk, c, a)), None)
         if twin is not None:
             chosen[chosen.index(twin)] = hunk
             continue
@@ -358,10 +389,17 @@ def merge_tokens(
         theirs_hunks = [h for h in group if h.theirs]
         if len(theirs_hunks) == 1 and all(_format_only(a, h) for h in ours_hunks):
             # The file only writes those tokens another way (spacing, a quote
-            # style): the agent's change to them wins, once.
-            chosen = [c for c in chosen if c not in ours_hunks]
-            if theirs_hunks[0] not in chosen:
-                chosen.append(theirs_hunks[0])
+            # style): the agent's change to them wins, once. The file's way stays
+            # for tokens beside it, and where the agent made the same change.
+            mine = theirs_hunks[0]
+            covered = [
+                h
+                for h in ours_hunks
+                if ((h.start < mine.end and mine.start < h.end) or h.start < mine.start < h.end)
+                and (h.start, h.end, h.tokens) not in shared
+            ]
+            chosen = [c for c in chosen if c not in covered]
+            chosen += [h for h in group if h not in covered and h not in chosen]
             continue
         raise MergeConflict(line, base, ours)
     merged = _emit_tokens(a, t, mapped, chosen, line, theirs)

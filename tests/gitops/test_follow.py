@@ -1,14 +1,23 @@
-"""Following inserted lines forward: real commits made with git, read with pygit2."""
+"""gitops.follow: edits followed through real commits made with git, read with pygit2.
+
+Whether a version of a file holds an edit is checked against ``git merge-file``
+itself (what taking the edit back, or making it again, would change); the
+statistics' survival follows inserted lines forward through later commits.
+"""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pygit2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gitmode_fixtures import git, make_repo, rev
-from redline.gitops.survival import Follower, carry, descendants_graph
+from redline.engine.follow import Hunk
+from redline.gitops.follow import Edit, Follower, Survival, descendants_graph
 
 TEN = "".join(f"line {i}\n" for i in range(1, 11))
 
@@ -21,16 +30,16 @@ def commit_file(repo: Path, path: str, text: str, message: str) -> str:
     return rev(repo, "HEAD")
 
 
-def follower(repo: Path, *tips: str, window: int = 10, wanted: str | None = None) -> Follower:
+def follower(repo: Path, *tips: str, window: int = 10, wanted: str | None = None) -> Survival:
     handle = pygit2.Repository(str(repo))
     tip_ids = [pygit2.Oid(hex=rev(repo, t)) for t in tips or ("HEAD",)]
     start = pygit2.Oid(hex=rev(repo, wanted)) if wanted else tip_ids[0]
     children, seen = descendants_graph(handle, tip_ids, [start])
     assert start in seen
-    return Follower(handle, children, window)
+    return Survival(handle, children, window)
 
 
-def inserted(f: Follower, commit: str, path: str) -> list[int]:
+def inserted(f: Survival, commit: str, path: str) -> list[int]:
     obj = f.repo[pygit2.Oid(hex=commit)]
     assert isinstance(obj, pygit2.Commit)
     return [line for group in f.inserted(obj, path).lines for line in group]
@@ -41,26 +50,13 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo", {"f.txt": TEN})
 
 
-def test_carry_through_insertions_deletions_and_rewrites() -> None:
-    live = {n: n for n in range(1, 11)}
-    # @@ -0,0 +1,2 @@ (two lines on top), @@ -4,2 +6,1 @@ (lines 4-5 become one),
-    # @@ -8,0 +10,3 @@ (three lines after line 8).
-    kept, removed = carry(live, [(0, 0, 1, 2), (4, 2, 6, 1), (8, 0, 10, 3)])
-    assert sorted(removed) == [4, 5]
-    assert kept == {3: 1, 4: 2, 5: 3, 7: 6, 8: 7, 9: 8, 13: 9, 14: 10}
-    kept, removed = carry({3: 30}, [(3, 0, 4, 1)])  # an insertion right after the line
-    assert (kept, removed) == ({3: 30}, [])
-    kept, removed = carry({3: 30, 4: 40}, [(3, 1, 2, 0)])  # a deletion
-    assert (kept, removed) == ({3: 40}, [30])
-
-
 def test_inserted_lines_of_a_commit(repo: Path) -> None:
     edit = commit_file(repo, "f.txt", TEN.replace("line 3\n", "THREE\nthree b\n"), "edit")
     f = follower(repo)
-    assert inserted(f, edit, "f.txt") == [3, 4]
+    assert inserted(f, edit, "f.txt") == [2, 3]  # lines 3 and 4, counted from 0
     obj = f.repo[pygit2.Oid(hex=edit)]
     assert isinstance(obj, pygit2.Commit)
-    assert f.inserted(obj, "f.txt").hunks == [(3, 1, 3, 2)]
+    assert f.inserted(obj, "f.txt").hunks == [Hunk(2, 1, 2, 2)]
     assert inserted(f, edit, "missing.txt") == []
 
 
@@ -72,12 +68,12 @@ def test_lines_move_with_later_changes_and_count_when_rewritten(repo: Path) -> N
     text = (repo / "f.txt").read_text()
     commit_file(repo, "f.txt", text.replace("five b\n", "five B\n"), "rewrite the second")
     f = follower(repo, wanted=edit)
-    assert inserted(f, edit, "f.txt") == [5, 6]
-    assert f.changed(pygit2.Oid(hex=edit), "f.txt", [5, 6]) == {6}
+    assert inserted(f, edit, "f.txt") == [4, 5]
+    assert f.changed(pygit2.Oid(hex=edit), "f.txt", [4, 5]) == {5}
     f3 = follower(repo, wanted=edit, window=3)
-    assert f3.changed(pygit2.Oid(hex=edit), "f.txt", [5, 6]) == {6}
+    assert f3.changed(pygit2.Oid(hex=edit), "f.txt", [4, 5]) == {5}
     f2 = follower(repo, wanted=edit, window=2)  # the rewrite is the third commit after
-    assert f2.changed(pygit2.Oid(hex=edit), "f.txt", [5, 6]) == set()
+    assert f2.changed(pygit2.Oid(hex=edit), "f.txt", [4, 5]) == set()
 
 
 def test_a_rename_is_followed_and_a_deletion_removes_everything(repo: Path) -> None:
@@ -87,16 +83,16 @@ def test_a_rename_is_followed_and_a_deletion_removes_everything(repo: Path) -> N
     text = (repo / "g.txt").read_text()
     commit_file(repo, "g.txt", text.replace("line 1\n", "LINE 1\n"), "elsewhere in it")
     f = follower(repo, wanted=edit)
-    assert f.changed(pygit2.Oid(hex=edit), "f.txt", [5]) == set()
+    assert f.changed(pygit2.Oid(hex=edit), "f.txt", [4]) == set()
     commit_file(repo, "g.txt", text.replace("FIVE\n", "five\n"), "rewrite after the rename")
     f = follower(repo, wanted=edit)
-    assert f.changed(pygit2.Oid(hex=edit), "f.txt", [5]) == {5}
+    assert f.changed(pygit2.Oid(hex=edit), "f.txt", [4]) == {4}
 
     gone = commit_file(repo, "h.txt", "one\ntwo\n", "add h")
     git(repo, "rm", "-q", "h.txt")
     git(repo, "commit", "-q", "-m", "delete h")
     f = follower(repo, wanted=gone)
-    assert f.changed(pygit2.Oid(hex=gone), "h.txt", [1, 2]) == {1, 2}
+    assert f.changed(pygit2.Oid(hex=gone), "h.txt", [0, 1]) == {0, 1}
 
 
 def test_every_branch_that_took_the_edit_counts(repo: Path) -> None:
@@ -106,9 +102,9 @@ def test_every_branch_that_took_the_edit_counts(repo: Path) -> None:
     git(repo, "switch", "-q", "main")
     commit_file(repo, "other.txt", "x\n", "main goes on")
     main_only = follower(repo, "main", wanted=edit)
-    assert main_only.changed(pygit2.Oid(hex=edit), "f.txt", [5]) == set()
+    assert main_only.changed(pygit2.Oid(hex=edit), "f.txt", [4]) == set()
     both = follower(repo, "main", "side", wanted=edit)
-    assert both.changed(pygit2.Oid(hex=edit), "f.txt", [5]) == {5}
+    assert both.changed(pygit2.Oid(hex=edit), "f.txt", [4]) == {4}
 
 
 def test_a_merge_is_compared_with_the_parent_the_edit_came_through(repo: Path) -> None:
@@ -118,13 +114,13 @@ def test_a_merge_is_compared_with_the_parent_the_edit_came_through(repo: Path) -
     commit_file(repo, "f.txt", TEN.replace("line 9\n", "NINE\n"), "main changes another line")
     git(repo, "merge", "-q", "--no-ff", "-m", "merge", "session")
     f = follower(repo, "main", wanted=edit)
-    assert f.changed(pygit2.Oid(hex=edit), "f.txt", [5]) == set()  # the merge kept it
+    assert f.changed(pygit2.Oid(hex=edit), "f.txt", [4]) == set()  # the merge kept it
     text = (repo / "f.txt").read_text()
     commit_file(repo, "f.txt", text.replace("FIVE\n", "5\n"), "after the merge")
     f = follower(repo, "main", wanted=edit)
-    assert f.changed(pygit2.Oid(hex=edit), "f.txt", [5]) == {5}
+    assert f.changed(pygit2.Oid(hex=edit), "f.txt", [4]) == {4}
     f1 = follower(repo, "main", wanted=edit, window=1)  # the merge is the first after it
-    assert f1.changed(pygit2.Oid(hex=edit), "f.txt", [5]) == set()
+    assert f1.changed(pygit2.Oid(hex=edit), "f.txt", [4]) == set()
 
 
 def test_the_graph_walk_stops_once_every_wanted_commit_is_seen(repo: Path) -> None:
@@ -141,3 +137,66 @@ def test_the_graph_walk_stops_once_every_wanted_commit_is_seen(repo: Path) -> No
     children, seen = descendants_graph(handle, [pygit2.Oid(hex=third)], [pygit2.Oid(hex=third)])
     assert seen == {pygit2.Oid(hex=third)}
     assert pygit2.Oid(hex=first) not in children  # stopped before reading further
+
+
+# --- whether a version of a file holds an edit, as git merge-file says ---------------------
+
+LINE = st.sampled_from(["a\n", "b\n", "c\n", "    a\n", "\ta\n", "return True\n", "return False\n"])
+TEXT = st.lists(LINE, max_size=8)
+
+
+@st.composite
+def changed(draw: st.DrawFn, text: list[str]) -> list[str]:
+    """``text`` with a few lines replaced, inserted or deleted."""
+    out = list(text)
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(out)))
+        kind = draw(st.sampled_from(["insert", "delete", "replace"]))
+        if kind == "insert" or at == len(out):
+            out.insert(at, draw(LINE))
+        elif kind == "delete":
+            del out[at]
+        else:
+            out[at] = draw(LINE)
+    return out
+
+
+def merge_file(tmp: Path, now: str, base: str, goal: str) -> str:
+    """``git merge-file -p now base goal``: ``now`` with the change base → goal merged in."""
+    for name, text in (("now", now), ("base", base), ("goal", goal)):
+        (tmp / name).write_text(text)
+    done = subprocess.run(
+        ["git", "merge-file", "-p", "now", "base", "goal"],
+        cwd=tmp,
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode >= 0, done.stderr
+    return done.stdout.decode()
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> tuple[pygit2.Repository, Path]:
+    root = tmp_path_factory.mktemp("merge")
+    return pygit2.init_repository(str(root / "repo"), bare=True), root
+
+
+@settings(max_examples=80)  # a git process per example: agreed on 1,500 in a longer run
+@given(data=st.data())
+def test_a_version_holds_an_edit_exactly_as_git_merge_file_says(
+    scratch: tuple[pygit2.Repository, Path], data: st.DataObject
+) -> None:
+    repo, tmp = scratch
+    before = data.draw(TEXT)
+    after = data.draw(changed(before))
+    now = data.draw(st.one_of(changed(after), changed(before), st.just(after), st.just(before)))
+    b0, b1, t = ("".join(lines) for lines in (before, after, now))
+    follower = Follower(repo)
+    edit = Edit("0" * 40, "f", repo.create_blob(b0.encode()), repo.create_blob(b1.encode()), "f")
+    state, spans = follower.state(edit, repo.create_blob(t.encode()))
+    undone = merge_file(tmp, t, b1, b0) == t  # taking the edit back changes nothing
+    intact = merge_file(tmp, t, b0, b1) == t  # making it again changes nothing
+    assert (state == "undone") == undone
+    if not undone:
+        assert (state == "intact") == intact
+        assert spans

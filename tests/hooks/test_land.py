@@ -98,7 +98,7 @@ def test_an_unapproved_flagged_edit_is_refused_then_lands_once_approved(flagged:
     message = proc.stderr
     assert message.startswith("redline land: session s was not landed.\n")
     assert "redline guard: refused — 1 flagged edit not yet approved by a person:" in message
-    assert f"edit {flagged.edit} (commit {flagged.commit[:12]}): {MIGRATION} lines 2-4" in message
+    assert f"edit {flagged.edit} (commit {flagged.commit[:12]}): {MIGRATION} lines 4-5" in message
     assert f"rule {MIGRATION_RULE}: match_type fuzzy is not one of: exact" in message
     assert f"`redline approve {flagged.edit}` and land again" in message
     assert snapshot(flagged.repo) == before

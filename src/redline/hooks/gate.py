@@ -1,11 +1,12 @@
 """Judging changes as the hooks do, and a range of commits as a CI server does.
 
 :func:`judge` is the one verdict every caller shares — the commit and push
-hooks, ``redline guard --range`` and anything that must refuse to carry
-unapproved flagged edits: for each change (hooks.stages), the flagged edits it
-carries that no person approved (hooks.guard), the unreadable notes of commits
-touching what it changes, and the edit commits it brings whose evidence note
-is missing (hooks.evidence).
+hooks, ``redline guard --range``, ``redline land`` and anything that must
+refuse to carry unapproved flagged edits: for each change (hooks.stages), the
+flagged edits it carries that no person approved (hooks.guard, following each
+edit with gitops.follow), the unreadable notes of commits touching what it
+changes, and the edit commits it brings whose evidence note is missing
+(hooks.evidence).
 
 :func:`check_range` is ``BASE..HEAD`` the way pre-push sees a push: the commits
 reachable from HEAD and not from BASE, judged as one change from their merge
@@ -22,6 +23,7 @@ import pygit2
 
 from redline.engine.errors import RedlineError
 from redline.engine.policy import Policy
+from redline.gitops.follow import Follower
 from redline.hooks import stages
 from redline.hooks.evidence import Missing, missing_evidence
 from redline.hooks.guard import Blocked, Unreadable, blocked, unreadable_notes
@@ -73,12 +75,15 @@ def judging_policy(repo: pygit2.Repository, change: stages.Change) -> Policy:
 def judge(repo: pygit2.Repository, ledger: Ledger, changes: Iterable[stages.Change]) -> Findings:
     """The unapproved flagged edits, unreadable notes and missing evidence ``changes`` carry."""
     found = Findings()
+    follower = Follower(repo)
     for change in changes:
         policy = judging_policy(repo, change)
-        found.blocked += blocked(repo, ledger, policy, change.parent, change.new)
+        brought = list(stages.brought(repo, change))
+        found.blocked += blocked(repo, ledger, policy, change.parent, change.new, brought, follower)
         found.unreadable += unreadable_notes(repo, ledger, change.parent, change.new)
-        brought = stages.brought(repo, change)
-        found.missing += missing_evidence(repo, ledger, brought, change.parent, change.new)
+        found.missing += missing_evidence(
+            repo, ledger, brought, change.parent, change.new, follower
+        )
     found.blocked = list(dict.fromkeys(found.blocked))
     found.unreadable = list(dict.fromkeys(found.unreadable))
     found.missing = list(dict.fromkeys(found.missing))

@@ -93,9 +93,13 @@ def test_a_rewrite_carries_the_flag_and_its_note_records_it(repo: Path) -> None:
         "source": ".redline.toml",
         "violations": [carried(first_id, first_commit)],
     }
-    # ...and a rewrite of the rewrite carries the second edit's flag in turn
+    # ...and a rewrite of the rewrite carries the second edit's flag in turn, and the
+    # first's still: its places hold neither its text nor the text from before it
     third = edit(applier, "    email TEXT UNIQUE NOT NULL,\n", "    email TEXT NOT NULL,\n")
-    assert third["flags"] == [carried(second_id, second_commit)]
+    assert third["flags"] == [
+        carried(first_id, first_commit),
+        carried(second_id, second_commit),
+    ]
 
 
 def test_edits_beside_the_flagged_lines_carry_nothing(repo: Path) -> None:

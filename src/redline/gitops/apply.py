@@ -457,8 +457,11 @@ class SessionApplier:
             after = self.repo.get(entry.oid)
             if entry.mode == LINK or not isinstance(after, pygit2.Blob):
                 continue
-            earlier = self.flagged.rewritten_by(path, _blob_data(self.repo, tree, path), after.data)
-            carried += [carried_flag(path, e) for e in earlier]
+            earlier = self.flagged.carried_by(
+                path, _blob_data(self.repo, tree, path), after.data,
+                partial(_blob_data, self.repo, tree), whole=True,
+            )  # fmt: skip
+            carried += [carried_flag(path, e, c) for e, c in earlier]
         note = self._note(edit, request_id, "external", None, "external", operations)
         count = f"{len(paths)} file" + ("" if len(paths) == 1 else "s")
         message = (
@@ -506,7 +509,9 @@ class SessionApplier:
                 for c in plan_group.changes
                 if tool != "apply_patch" or c.before is None or c.after is None
             ]
-            verdict = self._judge(operations) + self._carried(snapshot, plan_group.changes)
+            verdict = self._judge(operations) + self._carried(
+                snapshot, plan_group.changes, whole=tool == "write"
+            )
             if verdict and self._policy.action == "reject":
                 if tool != "apply_patch":
                     refused = Result("rejected", path=result.path, error=_rejection(verdict))
@@ -602,21 +607,18 @@ class SessionApplier:
         ]
 
     def _carried(
-        self, snapshot: _OnWorker, changes: tuple[FileChange, ...]
+        self, snapshot: _OnWorker, changes: tuple[FileChange, ...], whole: bool = False
     ) -> list[dict[str, str]]:
-        """The flags a patch's changes carry over from earlier flagged edits whose lines
-        they rewrite. A moved file is compared with its source; a deleted one takes its
-        lines along, so it carries nothing."""
+        """The flags changes carry over from earlier flagged edits whose lines they rewrite,
+        move or copy (gitops.carried; ``whole``: files written whole, by ``write``). A
+        deleted file takes its lines along, so it carries nothing."""
         found = []
         for change in changes:
-            if change.after is None:
-                continue
-            source = change.path
-            if change.before is None and change.origin and change.origin != change.path:
-                source = change.origin
-            before = change.before if source == change.path else snapshot.read(source)
-            rewritten = partial(self.flagged.rewritten_by, source, before, change.after)
-            found += [carried_flag(change.path, e) for e in snapshot.on_worker(rewritten)]
+            carried = partial(
+                self.flagged.carried_by, change.path, change.before, change.after,
+                snapshot.snapshot.read, change.origin, whole,
+            )  # fmt: skip
+            found += [carried_flag(change.path, e, c) for e, c in snapshot.on_worker(carried)]
         return found
 
     def _verdict(self, verdict: list[dict[str, str]]) -> Verdict:

@@ -209,6 +209,14 @@ def test_squash_makes_one_commit_whose_note_carries_every_edit(flagged: Flagged)
     assert [a["by"] for a in carried["approvals"]] == [REVIEWER]
     [op] = carried["operations"]
     assert (op["path"], op["match_type"], op["start_line"]) == (MIGRATION, "fuzzy", 2)
+    # the squash's own note records the blobs the squash commit changed
+    assert note["files"] == [
+        {
+            "path": MIGRATION,
+            "before": git(flagged.repo, "rev-parse", f"{flagged.base}:{MIGRATION}").strip(),
+            "after": git(flagged.repo, "rev-parse", f"{squash}:{MIGRATION}").strip(),
+        }
+    ]
 
     second = land_json(flagged.repo, "t", "--squash")
     squash2 = str(second["commit"])

@@ -530,6 +530,8 @@ class SessionApplier:
             summary = ", ".join(plan_group.operations)
             message = f"redline: {summary}"[:72]
             body = f"{message}\n\nApplied by redline session {self.session.name} ({tool})."
+            if hunks:  # what the note says, in the commit too (hooks.claims compares them)
+                body += f" Hunks matched: {', '.join(h.match_type for h in hunks)}."
             groups.append(_Group(list(files), files, note, f"{body}\n\nRedline-Edit: {edit}\n"))
         if rejected:
             flags = result.flags
@@ -652,6 +654,7 @@ class SessionApplier:
         oid = write_commit(self.repo, new_tree, [parent], sig, sig, group.message, self.writer)
         built = self.repo[new_tree]
         assert isinstance(built, pygit2.Tree)
+        group.note.files = notes.files_at(tree, built, group.files)
         return oid, built
 
     def _changed_on_disk(self, snapshot: TreeSnapshot, groups: list[_Group]) -> str | None:

@@ -172,6 +172,7 @@ def _without_evidence(
     violations = [{"rule": MISSING_RULE, "path": path, "reason": reason} for path in paths]
     note.policy = notes.Verdict("flagged", MISSING_RULE, violations)
     note.approvals.append(stamp)
+    note.files = notes.files_at(before, obj.tree, paths)
     return note.to_json()
 
 

@@ -5,8 +5,9 @@ hooks, ``redline guard --range``, ``redline land`` and anything that must
 refuse to carry unapproved flagged edits: for each change (hooks.stages), the
 flagged edits it carries that no person approved (hooks.guard, following each
 edit with gitops.follow), the unreadable notes of commits touching what it
-changes, and the edit commits it brings whose evidence note is missing
-(hooks.evidence).
+changes, the edit commits it brings whose evidence note is missing
+(hooks.evidence), and the commits it brings whose note does not describe
+their change (hooks.claims).
 
 :func:`check_range` is ``BASE..HEAD`` the way pre-push sees a push: the commits
 reachable from HEAD and not from BASE, judged as one change from their merge
@@ -25,6 +26,7 @@ from redline.engine.errors import RedlineError
 from redline.engine.policy import Policy
 from redline.gitops.follow import Follower
 from redline.hooks import stages
+from redline.hooks.claims import Mismatch, mismatches
 from redline.hooks.evidence import Missing, missing_evidence
 from redline.hooks.guard import Blocked, Unreadable, blocked, unreadable_notes
 from redline.hooks.ledger import Ledger
@@ -43,10 +45,11 @@ class Findings:
     blocked: list[Blocked] = field(default_factory=list)
     unreadable: list[Unreadable] = field(default_factory=list)
     missing: list[Missing] = field(default_factory=list)
+    mismatched: list[Mismatch] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not (self.blocked or self.unreadable or self.missing)
+        return not (self.blocked or self.unreadable or self.missing or self.mismatched)
 
 
 def head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
@@ -84,9 +87,11 @@ def judge(repo: pygit2.Repository, ledger: Ledger, changes: Iterable[stages.Chan
         found.missing += missing_evidence(
             repo, ledger, brought, change.parent, change.new, follower
         )
+        found.mismatched += mismatches(repo, ledger, brought)
     found.blocked = list(dict.fromkeys(found.blocked))
     found.unreadable = list(dict.fromkeys(found.unreadable))
     found.missing = list(dict.fromkeys(found.missing))
+    found.mismatched = list(dict.fromkeys(found.mismatched))
     return found
 
 
@@ -106,6 +111,11 @@ class RangeVerdict:
             f"{len(f.missing)} edit{_s(f.missing)} with evidence missing, "
             f"{len(f.unreadable)} unreadable note{_s(f.unreadable)}"
         )
+        if f.mismatched:
+            counts += (
+                f", {len(f.mismatched)} note{_s(f.mismatched)} not describing "
+                f"{'its commit' if len(f.mismatched) == 1 else 'their commits'}"
+            )
         verdict = "passed" if f.ok else "FAILED"
         return (
             f"redline guard --range {spec}: {verdict} — {self.commits} "
@@ -123,6 +133,7 @@ class RangeVerdict:
             "blocked": [vars(b) for b in f.blocked],
             "missing": [vars(m) for m in f.missing],
             "unreadable": [vars(u) for u in f.unreadable],
+            "mismatched": [vars(m) for m in f.mismatched],
             "summary": self.summary(spec),
         }
 

@@ -36,6 +36,7 @@ from redline.gitops.follow import Follower, added_paths
 from redline.hooks.ledger import EditRecord, Ledger, RecordedOperation
 
 if TYPE_CHECKING:
+    from redline.hooks.claims import Mismatch
     from redline.hooks.config import PolicyError
     from redline.hooks.evidence import Missing
 
@@ -224,9 +225,11 @@ def describe(
     unreadable: Iterable[Unreadable] = (),
     missing: Iterable[Missing] = (),
     again: str = "commit",
+    mismatched: Iterable[Mismatch] = (),
 ) -> str:
-    """The refusal, one edit (or unreadable note, or missing one) per line, and how
-    to clear it; ``again`` is what to do then ("commit", "push")."""
+    """The refusal, one edit (or unreadable note, missing one, or note that does not
+    describe its commit) per line, and how to clear it; ``again`` is what to do then
+    ("commit", "push")."""
     parts = [_describe_blocked(found, again)] if found else []
     missing = list(missing)
     if missing:
@@ -234,6 +237,11 @@ def describe(
     unreadable = list(unreadable)
     if unreadable:
         parts.append(describe_unreadable(unreadable, "redline guard: refused — "))
+    mismatched = list(mismatched)
+    if mismatched:
+        from redline.hooks.claims import describe_mismatched
+
+        parts.append(describe_mismatched(mismatched, "redline guard: refused — ", again))
     return "\n".join(parts)
 
 

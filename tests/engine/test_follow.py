@@ -20,6 +20,7 @@ from redline.engine.follow import (
     carry,
     describe,
     diff,
+    kept,
     similarity,
     split,
     touches,
@@ -211,6 +212,29 @@ def test_a_file_of_another_history_is_neither_undone_nor_intact() -> None:
     after = "a\nX1\nX2\nE1\nE2\nz\n"
     elsewhere = "a\nz\n"  # the file as a branch without either edit has it
     assert places(before, after, elsewhere) == (False, False, [(2, 1)])
+
+
+@pytest.mark.parametrize(
+    ("now", "has"),
+    [
+        ("a\nX1\nX2\nE1\nE2\nz\n", True),  # as written
+        ("a\nX1\nE1\nnew\nE2\nz\n", True),  # a line added between its lines, one beside
+        ("a\nX1\nX2\nE1\nz\n", False),  # one of its lines deleted
+        ("a\nX1\nX2\nE1\nE2!\nz\n", False),  # one rewritten
+        ("a\nz\n", False),  # a file that never had it
+    ],
+)
+def test_kept_says_whether_the_edits_own_lines_are_still_in_place(now: str, has: bool) -> None:
+    after = lines("a\nX1\nX2\nE1\nE2\nz\n")  # E1, E2: the edit's lines
+    before = lines("a\nX1\nX2\nz\n")
+    assert kept(diff(after, before), diff(after, lines(now))) is has
+
+
+def test_kept_keeps_deleted_lines_deleted() -> None:
+    before, after = lines("a\nb\nc\n"), lines("a\nc\n")
+    assert kept(diff(after, before), diff(after, lines("a\nc\nd\n")))
+    assert not kept(diff(after, before), diff(after, lines("a\nb\nc\n")))  # put back
+    assert not kept(diff(after, before), diff(after, lines("a\nB\nc\n")))  # another line there
 
 
 def test_split_counts_lines_as_git_does() -> None:

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitmode_fixtures import git, make_repo, rev
-from redline.engine.follow import Hunk
-from redline.gitops.follow import Edit, Follower, Survival, descendants_graph
+from redline.engine.follow import Hunk, Span
+from redline.gitops.follow import Edit, Follower, Found, Survival, descendants_graph
 
 TEN = "".join(f"line {i}\n" for i in range(1, 11))
 
@@ -137,6 +137,96 @@ def test_the_graph_walk_stops_once_every_wanted_commit_is_seen(repo: Path) -> No
     children, seen = descendants_graph(handle, [pygit2.Oid(hex=third)], [pygit2.Oid(hex=third)])
     assert seen == {pygit2.Oid(hex=third)}
     assert pygit2.Oid(hex=first) not in children  # stopped before reading further
+
+
+# --- an edit followed into trees: renames, copies, other histories ------------------------------
+
+
+def commit_of(repo: Path, rev_: str) -> pygit2.Commit:
+    obj = pygit2.Repository(str(repo)).revparse_single(rev_).peel(pygit2.Commit)
+    assert isinstance(obj, pygit2.Commit)
+    return obj
+
+
+def tree_of(repo: Path, rev_: str) -> pygit2.Tree:
+    return commit_of(repo, rev_).tree
+
+
+def test_an_edit_that_moved_its_file_is_followed_to_the_new_name(repo: Path) -> None:
+    git(repo, "mv", "f.txt", "g.txt")
+    (repo / "g.txt").write_text(TEN.replace("line 5\n", "FIVE\n"))
+    git(repo, "commit", "-qam", "move and edit")
+    f = Follower(pygit2.Repository(str(repo)))
+    moved = f.edit(commit_of(repo, "HEAD"), "f.txt")
+    assert (moved.path, moved.source) == ("g.txt", "f.txt")
+    assert f.holds(moved, tree_of(repo, "HEAD")) == Found("g.txt", (Span(4, 5),))
+    deleted = f.edit(commit_of(repo, "HEAD"), "f.txt", moved=False)  # the removal itself
+    assert (deleted.path, deleted.after) == ("f.txt", None)
+    assert f.state(deleted, None) == ("intact", ())
+
+
+def test_names_follow_renames_and_copies_made_after_the_edit(repo: Path) -> None:
+    edit = commit_file(repo, "f.txt", TEN.replace("line 5\n", "FIVE\n"), "edit")
+    git(repo, "mv", "f.txt", "g.txt")
+    git(repo, "commit", "-qm", "rename")
+    commit_file(repo, "h.txt", (repo / "g.txt").read_text() + "more\n", "copy")
+    commit_file(repo, "other.txt", "unrelated\ntext\n", "unrelated")
+    handle = pygit2.Repository(str(repo))
+    walker = handle.walk(handle.head.target, pygit2.enums.SortMode.TOPOLOGICAL)
+    commits = list(walker)[::-1]
+    f = Follower(handle)
+    followed = f.edit(commit_of(repo, edit), "f.txt")
+    assert f.names(followed, commits) == ["f.txt", "g.txt", "h.txt"]
+    # a copy made before the edit is not one of its names
+    early = commit_file(repo, "early.txt", TEN, "copied before the next edit")
+    later = commit_file(repo, "f2.txt", TEN.replace("line 2\n", "TWO\n"), "an edit of f2")
+    commits = list(handle.walk(handle.head.target, pygit2.enums.SortMode.TOPOLOGICAL))[::-1]
+    assert early != later
+    assert "early.txt" not in f.names(f.edit(commit_of(repo, later), "f2.txt"), commits)
+
+
+def test_a_change_carries_an_edit_its_parent_lacks(repo: Path) -> None:
+    """A squash of a session (another history than the edit's): brought where the
+    parent has the text from before the edit, not where it has the edit already."""
+    git(repo, "switch", "-q", "-c", "session")
+    edit = commit_file(repo, "f.txt", TEN.replace("line 5\n", "FIVE\n"), "edit")
+    git(repo, "switch", "-q", "main")
+    f = Follower(pygit2.Repository(str(repo)))
+    followed = f.edit(commit_of(repo, edit), "f.txt")
+    assert f.brought(followed, tree_of(repo, "main"), tree_of(repo, "session")) == Found(
+        "f.txt", (Span(4, 5),)
+    )
+    assert f.brought(followed, tree_of(repo, "session"), tree_of(repo, "session")) is None
+    assert f.brought(followed, tree_of(repo, "session"), tree_of(repo, "main")) is None  # undone
+
+
+def test_lines_added_beside_an_edit_already_there_do_not_bring_it(repo: Path) -> None:
+    commit_file(repo, "f.txt", TEN.replace("line 5\n", "line 5\nX\n"), "an earlier edit")
+    edit = commit_file(repo, "f.txt", (repo / "f.txt").read_text().replace("X\n", "X\nE\n"), "e")
+    base = commit_file(repo, "f.txt", (repo / "f.txt").read_text().replace("E\n", "E\nY\n"), "y")
+    commit_file(repo, "f.txt", (repo / "f.txt").read_text().replace("Y\n", "Y\nZ\n"), "z")
+    f = Follower(pygit2.Repository(str(repo)))
+    followed = f.edit(commit_of(repo, edit), "f.txt")
+    parent = tree_of(repo, base)  # E with a line beside it since: not intact, but kept
+    assert f.state(followed, parent.__getitem__("f.txt").id)[0] == "other"
+    assert f.brought(followed, parent, tree_of(repo, "HEAD")) is None
+
+
+def test_a_file_of_another_history_without_the_edits_context_does_not_hide_it(
+    repo: Path,
+) -> None:
+    """The session wrote X, then the flagged E beside it; main has neither. git
+    merge-file would call E 'there' in main (taking it back conflicts with X's
+    absence); the change from main to the session still carries E."""
+    git(repo, "switch", "-q", "-c", "session")
+    commit_file(repo, "f.txt", TEN.replace("line 5\n", "line 5\nX\n"), "X")
+    edit = commit_file(repo, "f.txt", (repo / "f.txt").read_text().replace("X\n", "X\nE\n"), "E")
+    git(repo, "switch", "-q", "main")
+    f = Follower(pygit2.Repository(str(repo)))
+    followed = f.edit(commit_of(repo, edit), "f.txt")
+    main = tree_of(repo, "main")
+    assert f.state(followed, main["f.txt"].id)[0] == "other"
+    assert f.brought(followed, main, tree_of(repo, "session")) == Found("f.txt", (Span(6, 7),))
 
 
 # --- whether a version of a file holds an edit, as git merge-file says ---------------------

@@ -288,7 +288,9 @@ class Follower:
             if undone_before:
                 return Found(name, spans)
             old = blob_id(parent, name)
-            if old is None or blob is None or touches(spans, self.diffs.hunks(old, blob)):
+            # The change seen from ``new`` (the spans are places in ``new``): what it wrote
+            # or deleted there.
+            if old is None or blob is None or touches(spans, self.diffs.hunks(blob, old)):
                 return Found(name, spans)
         return None
 

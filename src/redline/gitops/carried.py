@@ -111,8 +111,8 @@ class FlaggedEdits:
         return found
 
     def copied_into(self, source: str, now: bytes | None, after: bytes | None) -> list[Earlier]:
-        """The unapproved flagged edits of ``source`` (its file as it is now: ``now``) that
-        ``after``, a file moved or copied from it, holds."""
+        """The unapproved flagged edits of ``source`` (its file as it is now: ``now``) whose
+        lines ``after``, a file moved or copied from it, has as they were written."""
         if now is None or after is None or source not in self._by_path:
             return []
         diffs = self.follower.diffs
@@ -124,7 +124,7 @@ class FlaggedEdits:
             edit = self._edit(earlier, source)
             if edit is None or self.follower.state(edit, held)[0] == "undone":
                 continue
-            if self.follower.state(edit, copy)[0] != "undone" and not self.cleared(earlier.commit):
+            if self.follower.kept(edit, copy) and not self.cleared(earlier.commit):
                 found.append(earlier)
         return found
 

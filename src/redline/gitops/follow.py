@@ -94,6 +94,7 @@ class Diffs:
         self._lines: dict[pygit2.Oid, list[bytes]] = {}
         self._hunks: dict[tuple[pygit2.Oid | None, pygit2.Oid | None], list[Hunk]] = {}
         self._texts: dict[pygit2.Oid, bytes] = {}
+        self._blobs: dict[pygit2.Oid, pygit2.Blob] = {}
 
     def remember(self, data: bytes | None) -> pygit2.Oid | None:
         """The blob id of ``data`` (None for no file), readable here from now on."""
@@ -109,11 +110,16 @@ class Diffs:
     def _source(self, oid: pygit2.Oid | None) -> pygit2.Blob | bytes | None:
         if oid is None:
             return None
-        text = self._texts.get(oid)
-        if text is not None:
-            return text
+        found = self._texts.get(oid) or self._blobs.get(oid)
+        if found is not None:
+            return found
         obj = self.repo.get(oid)
-        return obj if isinstance(obj, pygit2.Blob) else None
+        if not isinstance(obj, pygit2.Blob):
+            return None
+        if len(self._blobs) >= _CACHE:
+            self._blobs.clear()
+        self._blobs[oid] = obj
+        return obj
 
     def lines(self, oid: pygit2.Oid | None) -> list[bytes]:
         if oid is None:
@@ -224,16 +230,14 @@ class Follower:
 
     def kept(self, edit: Edit, blob: pygit2.Oid | None) -> bool:
         """Whether this version of the file has the lines the edit wrote, as it wrote them,
-        at their places (changes beside them allowed): intact, or kept (engine.follow)."""
+        at their places (changes beside them allowed; engine.follow.kept)."""
         if blob is None:
             return edit.after is None
         if blob == edit.after:
             return True
         if blob == edit.before:
             return False
-        if kept(self.diffs.hunks(edit.after, edit.before), self.diffs.hunks(edit.after, blob)):
-            return True
-        return self.intact(edit, blob)
+        return kept(self.diffs.hunks(edit.after, edit.before), self.diffs.hunks(edit.after, blob))
 
     def _places(self, edit: Edit, blob: pygit2.Oid) -> tuple[Span, ...]:
         """The places taking the edit back would change in this version of its file."""
@@ -270,29 +274,37 @@ class Follower:
         edit if it touches those places.
         """
         every = _names(edit, names)
+        pairs = [(name, blob_id(parent, name), blob_id(new, name)) for name in every]
+        if all(old == now for _, old, now in pairs):
+            return None  # the change leaves the edit's files alone
         undone_before = True
-        for name in every:
-            blob = blob_id(parent, name)
-            if blob is None and edit.after is not None:
+        for _, old, _ in pairs:
+            if old is None and edit.after is not None:
                 continue
-            if self.kept(edit, blob):
+            if self.kept(edit, old):
                 return None
-            undone_before = undone_before and self.state(edit, blob)[0] == "undone"
-        for name in every:
-            blob = blob_id(new, name)
-            if blob is None and edit.after is not None:
+            undone_before = undone_before and self.state(edit, old)[0] == "undone"
+        for name, old, now in pairs:
+            if now is None and edit.after is not None:
                 continue
-            state, spans = self.state(edit, blob)
-            if state == "undone":
-                continue
+            spans = self.places(edit, now)
+            if spans is None:
+                continue  # undone here
             if undone_before:
                 return Found(name, spans)
-            old = blob_id(parent, name)
             # The change seen from ``new`` (the spans are places in ``new``): what it wrote
             # or deleted there.
-            if old is None or blob is None or touches(spans, self.diffs.hunks(blob, old)):
+            if old is None or now is None or touches(spans, self.diffs.hunks(now, old)):
                 return Found(name, spans)
         return None
+
+    def places(self, edit: Edit, blob: pygit2.Oid | None) -> tuple[Span, ...] | None:
+        """Where a version of the edit's file holds the edit (None: it undoes it)."""
+        if blob is None:
+            return () if edit.after is None else None
+        if blob == edit.before:
+            return None
+        return self._places(edit, blob) or None
 
     # -- where the file went ---------------------------------------------------------
 

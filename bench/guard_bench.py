@@ -277,6 +277,7 @@ def build(root: Path, packed: bool) -> tuple[Fixture, Runner]:
         old = lines[at]
         new = [f"    edited_{i:05d} = compute({i}, 'bench')", f"    log_{i:05d}('edit {i}')"]
         lines[at:at] = new
+        before = tree[path].id
         blob = repo.create_blob(text_of(lines))
         tree_id = with_entries(repo, tree, {path: Entry(blob, FILE)})
         written = repo[tree_id]
@@ -295,8 +296,8 @@ def build(root: Path, packed: bool) -> tuple[Fixture, Runner]:
             "op": "edit",
             "match_type": match_type,
             "confidence": confidence,
-            "start_line": at + 1,
-            "end_line": at + 2,
+            "start_line": at + 1,  # the line matched (and kept after the two inserted)
+            "end_line": at + 1,
             "matched_sha256": notes.sha256(old),
             "matched_preview": notes.preview(old),
         }
@@ -326,6 +327,7 @@ def build(root: Path, packed: bool) -> tuple[Fixture, Runner]:
                 else {"verdict": "pass", "source": ".redline.toml"}
             ),
             "approvals": [],
+            "files": [{"path": path, "before": str(before), "after": str(blob)}],
         }
         if match_type != "exact":
             note["tolerances"] = [match_type]

@@ -121,6 +121,12 @@ class Diffs:
         self._blobs[oid] = obj
         return obj
 
+    def _size(self, oid: pygit2.Oid) -> int:
+        source = self._source(oid)
+        if isinstance(source, pygit2.Blob):
+            return source.size
+        return len(source) if source is not None else 0
+
     def lines(self, oid: pygit2.Oid | None) -> list[bytes]:
         if oid is None:
             return []
@@ -150,6 +156,9 @@ class Diffs:
             return False
         if a == b:
             return True
+        small, large = sorted(map(self._size, (a, b)))
+        if small < large * SIMILAR:  # too far apart in size to share half: no diff needed
+            return False
         return similarity(self.lines(a), self.lines(b), self.hunks(a, b)) >= SIMILAR
 
 
@@ -253,8 +262,8 @@ class Follower:
             blob = blob_id(side, name)
             if blob is None and edit.after is not None:
                 continue
-            state, spans = self.state(edit, blob)
-            if state != "undone":
+            spans = self.places(edit, blob)
+            if spans is not None:
                 return Found(name, spans)
         return None
 

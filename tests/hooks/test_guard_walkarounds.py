@@ -330,15 +330,22 @@ def test_an_exact_edit_that_rewrites_a_flagged_edit_carries_its_flag(guarded: Gu
     guarded.land()
     # the flagged edit's places hold its rewrite, not the text from before it: both are
     # refused, the rewrite for the flag it carries
-    assert guarded.refused() == (
-        "redline guard: refused — 2 flagged edits not yet approved by a person:\n"
-        f"  edit {first} (commit {first_commit[:12]}): {MIGRATION} lines 4-5, fuzzy 0.9925 — "
-        f"rule {AUTH_RULE}: match_type fuzzy is not one of: exact\n"
-        f"  edit {second} (commit {second_commit[:12]}): {MIGRATION} lines 4-5, exact 1 — rule "
-        f"carried flag: rewrites lines inserted by edit {first} (commit {first_commit[:12]}), "
-        "which is flagged and not yet approved; approving either edit clears this one\n"
+    lead, *named, fix = guarded.refused().splitlines()
+    assert lead == "redline guard: refused — 2 flagged edits not yet approved by a person:"
+    assert sorted(named) == sorted(
+        [
+            f"  edit {first} (commit {first_commit[:12]}): {MIGRATION} lines 4-5, fuzzy 0.9925 — "
+            f"rule {AUTH_RULE}: match_type fuzzy is not one of: exact",
+            f"  edit {second} (commit {second_commit[:12]}): {MIGRATION} lines 4-5, exact 1 — "
+            f"rule carried flag: rewrites lines inserted by edit {first} (commit "
+            f"{first_commit[:12]}), which is flagged and not yet approved; approving either edit "
+            "clears this one",
+        ]
+    )
+    assert fix in (
         "Review each edit's diff (`redline review`), then approve it with "
-        f"`redline approve {first} {second}` and push again.\n"
+        f"`redline approve {a} {b}` and push again."
+        for a, b in ((first, second), (second, first))
     )
     # approving the earlier edit clears the one that carries its flag
     guarded.approve(first)

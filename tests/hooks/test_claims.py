@@ -127,8 +127,12 @@ def more_files(note: dict[str, Any]) -> None:
     note["files"].append({"path": APP, "before": None, "after": "1" * 40})
 
 
-def lines_beyond(note: dict[str, Any]) -> None:
-    note["operations"][0]["start_line"], note["operations"][0]["end_line"] = 40, 41
+def no_range(note: dict[str, Any]) -> None:
+    note["operations"][0]["start_line"], note["operations"][0]["end_line"] = 41, 40
+
+
+def matched_elsewhere(note: dict[str, Any]) -> None:
+    note["operations"][0]["path"] = APP
 
 
 def old_note_elsewhere(note: dict[str, Any]) -> None:
@@ -151,7 +155,8 @@ TAMPERED = [
     ("another blob", other_after, f"it says {MIGRATION} went from blob "),
     ("a file left out", fewer_files, f"the commit also changes {MIGRATION}, which the note does"),
     ("a file it did not change", more_files, f"it says {APP} changed; the commit leaves {APP} as"),
-    ("lines beyond the file", lines_beyond, f"it says lines 40-41 of {MIGRATION} were matched; "),
+    ("no range of lines", no_range, f"it says lines 41-40 of {MIGRATION} were matched, which"),
+    ("text matched elsewhere", matched_elsewhere, f"it says text of {APP} was matched and"),
     ("an old note naming another file", old_note_elsewhere, f"it names {APP}, which the commit"),
     ("exact below 1", exact_with_less, f"it says {MIGRATION} matched exact with confidence 0.93"),
 ]

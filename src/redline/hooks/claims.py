@@ -1,14 +1,14 @@
 """Evidence checked against the code: does a commit's note describe the commit's change?
 
 A note records, per file, the blob its commit's parent had and the blob the
-commit wrote (``files``), and its operations name the lines they matched in
-the file before. The gate reads the note of each commit a change brings and
+commit wrote (``files``), and its operations name the files and lines they
+matched text in. The gate reads the note of each commit a change brings and
 compares those claims with the commit itself: the files it changed, their
-bytes before and after, and the length of each file an operation says it
-matched lines in. A note that says something else — edited by hand, copied
-onto a commit it does not describe (a rebase that rewrote the change, an
-amend), or written for another commit — cannot be trusted to say whether the
-edit was flagged, so the gate fails closed and names the commit.
+bytes before and after, the files its operations matched text in. A note that
+says something else — edited by hand, copied onto a commit it does not
+describe (a rebase that rewrote the change, an amend), or written for another
+commit — cannot be trusted to say whether the edit was flagged, so the gate
+fails closed and names the commit.
 
 Notes written before the blob ids were recorded are checked by the paths their
 operations name. A squash commit's note (``redline land --squash``) is checked
@@ -42,7 +42,6 @@ from typing import Any
 import pygit2
 
 from redline.gitops import notes
-from redline.gitops.follow import blob_id
 from redline.gitops.repo import common_dir
 from redline.hooks.ledger import Ledger
 
@@ -174,7 +173,7 @@ def contradiction(
         unnamed = sorted(set(changed) - named)
         if unnamed:
             return f"the commit also changes {_list(unnamed)}, which the note does not name"
-    return _matches(commit, note) or _lines(repo, parent, changed, note)
+    return _matches(commit, note) or _lines(changed, note)
 
 
 def _matches(commit: pygit2.Commit, note: Mapping[str, Any]) -> str | None:
@@ -209,28 +208,19 @@ def _matches(commit: pygit2.Commit, note: Mapping[str, Any]) -> str | None:
 
 
 def _lines(
-    repo: pygit2.Repository,
-    parent: pygit2.Tree | None,
-    changed: Mapping[str, tuple[str | None, str | None]],
-    note: Mapping[str, Any],
+    changed: Mapping[str, tuple[str | None, str | None]], note: Mapping[str, Any]
 ) -> str | None:
-    """The first operation whose matched lines lie outside the file they were matched in."""
-    counts: dict[str, int] = {}
+    """The first operation that names a file the commit did not change, or lines that are
+    no range (the file's bytes are not read: the blob ids already tie the note to them)."""
     for op in _operations(note):
-        start, end, path = op.get("start_line"), op.get("end_line"), op.get("path")
-        if not isinstance(start, int) or not isinstance(end, int) or path not in changed:
-            continue
-        assert isinstance(path, str)
-        if path not in counts:
-            oid = blob_id(parent, path)
-            blob = repo.get(oid) if oid is not None else None
-            data = blob.data if isinstance(blob, pygit2.Blob) else b""
-            counts[path] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-        if not 1 <= start <= end or end > max(counts[path], 1):
+        path = op.get("path")
+        if op.get("match_type") is not None and path not in changed:
             return (
-                f"it says lines {start}-{end} of {path} were matched; the file had "
-                f"{counts[path]} line{'' if counts[path] == 1 else 's'} before the commit"
+                f"it says text of {path} was matched and replaced; the commit leaves it as it was"
             )
+        start, end = op.get("start_line"), op.get("end_line")
+        if isinstance(start, int) and isinstance(end, int) and not 1 <= start <= end:
+            return f"it says lines {start}-{end} of {path} were matched, which is no range of lines"
     return None
 
 

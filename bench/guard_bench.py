@@ -63,6 +63,7 @@ from redline.gitops import notes
 from redline.gitops.trees import FILE, Entry, with_entries
 from redline.hooks.config import parse_policy
 
+SRC = Path(__file__).resolve().parents[1] / "src"
 TARGET_MS = 300.0
 DIRS = 20
 FILES_PER_DIR = 25  # 500 files
@@ -668,6 +669,7 @@ def main() -> int:
 def run(root: Path, args: argparse.Namespace) -> int:
     started = time.perf_counter()
     fixture, runner = build(root, packed=not args.loose)
+    runner.env["PYTHONPATH"] = str(SRC)  # this checkout's redline, whatever is installed
     f = fixture
     print(
         f"fixture: {len(f.files)} files in {DIRS} dirs; {NOTES:,} commits on redline/bench with "

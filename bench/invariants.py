@@ -1,13 +1,16 @@
 """A long run of the invariant properties (``tests/engine/test_invariants.py``).
 
-    python bench/invariants.py [-n 2000] [-k EXPR] [--show 3]
+    python bench/invariants.py [-n 2000] [-k EXPR] [--show 3] [--corpus PATH ...]
 
 Runs pytest on the property file with ``REDLINE_INVARIANT_EXAMPLES`` examples
 per property, in collect mode (a wrong result is logged instead of stopping
 the property at its first failure), then prints per property and per
 perturbation how many outcomes were right (the exact request's bytes), refused
 (nothing written), wrong, or skipped (the perturbed text is really in the
-file), and the first wrong results of each. The exit status is pytest's.
+file), and the first wrong results of each. ``--corpus`` draws the files from
+folders (a repository: any text file, Markdown, RST, YAML, TOML, Rust, Go,
+JavaScript as well as Python) instead of the standard library. The exit status
+is pytest's.
 """
 
 from __future__ import annotations
@@ -26,13 +29,15 @@ PROPERTIES = ROOT / "tests" / "engine" / "test_invariants.py"
 OUTCOMES = ("right", "refused", "wrong", "skipped")
 
 
-def run(examples: int, select: str | None, log: Path) -> int:
+def run(examples: int, select: str | None, log: Path, corpus: list[Path] | None = None) -> int:
     env = dict(os.environ)
     env.update(
         REDLINE_INVARIANT_EXAMPLES=str(examples),
         REDLINE_INVARIANT_LOG=str(log),
         REDLINE_INVARIANT_COLLECT="1",
     )
+    if corpus:
+        env["REDLINE_INVARIANT_CORPUS"] = os.pathsep.join(str(p.resolve()) for p in corpus)
     command = [sys.executable, "-m", "pytest", str(PROPERTIES), "-q", "--no-header"]
     if select:
         command += ["-k", select]
@@ -69,10 +74,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", "--examples", type=int, default=2000, help="examples per property")
     parser.add_argument("-k", dest="select", help="pytest -k expression (a subset of properties)")
     parser.add_argument("--show", type=int, default=3, help="wrong results shown per row")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        nargs="+",
+        help="folders or files to draw the files from (default: the standard library)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "outcomes.jsonl"
-        code = run(args.examples, args.select, log)
+        code = run(args.examples, args.select, log, args.corpus)
         summarise(log, args.show)
     return code
 

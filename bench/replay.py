@@ -7,7 +7,9 @@ requests against its parent's text, for each modified text file: one exact
 ``edit`` per diff hunk (context grown until old_string is unique), the same
 items as one ``edits`` batch, one Codex ``apply_patch`` per commit, and every
 hunk edit again with old_string and new_string perturbed the way a model
-quotes text (``tests/perturbations.py``) or with a slip of the pen. Each result
+quotes text (``tests/perturbations.py``: one perturbation, or two or three at
+once), against a copy of the file written with typographic marks while the
+agent types ASCII (the reverse marks), or with a slip of the pen. Each result
 is compared with the real commit: right (the expected bytes), refused (nothing
 written) or wrong (bytes written that differ: the number that must be 0).
 In the same run, ``git apply`` on the commits' diffs is timed against
@@ -39,13 +41,25 @@ from typing import Any
 import pygit2
 
 from redline.engine.edit import EditItem, EditRequest, apply_edit
+from redline.engine.fold import translate_punctuation
 from redline.engine.patch import apply_patch
 from redline.engine.patch_plan import MemorySnapshot
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "tests"))
 
-from perturbations import FORMAT_PERTURBATIONS, typo_variants  # noqa: E402
+from perturbations import (  # noqa: E402
+    FORMAT_PERTURBATIONS,
+    Perturbation,
+    combinations,
+    erases_trailing_whitespace,
+    name_of,
+    perturb_chain,
+    perturb_pair,
+    rewrites_added_text,
+    typo_variants,
+    typographic,
+)
 
 DEFAULT_COMMITS = 300
 QUICK_COMMITS = 30
@@ -58,6 +72,8 @@ KINDS = (
     "batch",
     "patch",
     "perturbed",
+    "combined",
+    "reverse_marks",
     "typo_unchanged",
     "typo_changed",
     "stale_kept",
@@ -106,6 +122,7 @@ class Record:
     status: str
     match_type: str
     seconds: float
+    filetype: str = "-"
 
 
 @dataclass
@@ -366,7 +383,9 @@ def run_edit(
         outcome = apply_edit(hunk.before.encode(), request)
     except Exception as exc:  # an engine crash is a finding, not the end of the run
         seconds = time.perf_counter() - started
-        tally.records.append(Record(kind, perturbation, "crash", "exception", "-", seconds))
+        tally.records.append(
+            Record(kind, perturbation, "crash", "exception", "-", seconds, filetype(path))
+        )
         tally.wrong.append(
             {"commit": commit.sha, "path": path, "kind": kind, "perturbation": perturbation,
              "verdict": "crash", "error": repr(exc), "old_string": old, "new_string": new}
@@ -376,7 +395,9 @@ def run_edit(
     result = outcome.result
     verdict = classify(outcome.data, hunk.after)
     match_type = result.match_type or "-"
-    tally.records.append(Record(kind, perturbation, verdict, result.status, match_type, seconds))
+    tally.records.append(
+        Record(kind, perturbation, verdict, result.status, match_type, seconds, filetype(path))
+    )
     if verdict == "wrong":
         assert outcome.data is not None
         got = outcome.data.decode("utf-8", "replace")
@@ -411,19 +432,13 @@ def run_edit(
     return verdict
 
 
-def perturbed_pair(perturb: Callable[[str], str | None], old: str, new: str) -> tuple | None:
-    """old and new perturbed alike; None when the perturbation does not apply to both."""
-    p_old = perturb(old)
-    if p_old is None:
-        return None
-    p_new = perturb(new)
-    if p_new is None:
-        # Nothing to perturb in new_string, or it cannot be perturbed: only the first
-        # keeps the request a pure format change. Perturbing both at once tells them apart.
-        if perturb(old + "\n" + new) is None:
-            return None
-        p_new = new
-    return p_old, p_new
+_TYPES = {".yml": ".yaml", ".markdown": ".md", ".htm": ".html", ".jsx": ".js", ".tsx": ".ts"}
+
+
+def filetype(path: str) -> str:
+    """The kind of file, by its extension (``.py``, ``.md``, ``.rs``; ``Makefile``)."""
+    suffix = Path(path).suffix.lower()
+    return _TYPES.get(suffix, suffix) if suffix else Path(path).name
 
 
 def split_lines(
@@ -459,6 +474,35 @@ def ambiguous_marks(function: Callable[[str], str | None], text: str) -> bool:
     """The perturbation writes marks the exact request already has (an en dash in a
     range, where it turns hyphens into en dashes): no engine can tell them apart."""
     return any(mark in text for mark in _WRITES.get(function.__name__, ""))
+
+
+def typographic_file(hunk: HunkEdit) -> HunkEdit | None:
+    """The reverse marks: the same hunk in a file written with typographic marks
+    (“quotes”, ’, – and —) on every line but those the edit changes, which keep the
+    agent's ASCII. The agent sends the ASCII request; the exact request (old and new
+    with the file's marks on the lines the edit keeps) gives the expected text.
+    None when no line the edit keeps has a mark to change."""
+    lines = hunk.before.splitlines(keepends=True)
+    a, b, kept, changed = split_lines(hunk.old, hunk.new)
+    start = hunk.start_line - 1
+    if "".join(lines[start : start + len(a)]) != hunk.old:
+        return None
+    ascii_lines = {start + i for i in changed}
+    file_lines = [
+        line if k in ascii_lines else (typographic(line) or line) for k, line in enumerate(lines)
+    ]
+    block = file_lines[start : start + len(a)]
+    if block == a:
+        return None
+    new_lines = list(b)
+    for i, j in kept:
+        new_lines[j] = block[i]
+    before = "".join(file_lines)
+    old, new = "".join(block), "".join(new_lines)
+    if not occurs_once(before, old):
+        return None
+    after = "".join(file_lines[:start] + new_lines + file_lines[start + len(a) :])
+    return HunkEdit(before, after, old, new, hunk.start_line)
 
 
 def erases_part_of_the_edit(old: str, new: str, p_old: str, p_new: str) -> bool:
@@ -562,24 +606,26 @@ def replay_commit(commit: CommitCase, tally: Tally, perturb: bool = True) -> Non
             continue
         for hunk in case.edits:
             for function in FORMAT_PERTURBATIONS:
-                pair = perturbed_pair(function, hunk.old, hunk.new)
-                name = function.__name__
-                if pair is None:
-                    continue
-                old, new = pair
-                if old == new:
-                    tally.skipped[f"{name}: nothing left to change"] += 1
-                    continue
-                if hunk.before.find(old) >= 0:
-                    tally.skipped[f"{name}: perturbed old_string is other text of the file"] += 1
-                    continue
-                if ambiguous_marks(function, hunk.old + hunk.new):
-                    tally.skipped[f"{name}: the edit already has the marks it writes"] += 1
-                    continue
-                if erases_part_of_the_edit(hunk.old, hunk.new, old, new):
-                    tally.skipped[f"{name}: the perturbation erases part of the edit"] += 1
-                    continue
-                run_edit(tally, commit, case.path, hunk, "perturbed", name, old, new)
+                send_perturbed(tally, commit, case.path, hunk, "perturbed", (function,))
+            applicable = tuple(
+                f for f in FORMAT_PERTURBATIONS if perturb_pair(f, hunk.old, hunk.new) is not None
+            )
+            for size in (2, 3):
+                chain = combinations(rng, size, applicable)
+                if len(chain) == size:
+                    send_perturbed(tally, commit, case.path, hunk, "combined", chain)
+            typographic_hunk = typographic_file(hunk)
+            if typographic_hunk is not None:
+                # The agent types ASCII: the marks are the file's side here.
+                formats = tuple(f for f in applicable if f.__name__ not in _MARKS)
+                for size in (0, 1, 2):
+                    chain = combinations(rng, size, formats)
+                    if len(chain) < size:
+                        continue
+                    send_perturbed(
+                        tally, commit, case.path, typographic_hunk, "reverse_marks", chain,
+                        request=(hunk.old, hunk.new),
+                    )  # fmt: skip
             for kind, old, new in typo_requests(hunk, rng):
                 if _squashed(old) in _squashed(hunk.before):
                     tally.skipped[f"{kind}: the slip is other text of the file up to spacing"] += 1
@@ -592,6 +638,59 @@ def replay_commit(commit: CommitCase, tally: Tally, perturb: bool = True) -> Non
                 run_edit(tally, commit, case.path, stale, kind, "stale", hunk.old, hunk.new)
     if commit.files:
         replay_patch(commit, tally)
+
+
+def other_text(old: str, hunk: HunkEdit) -> bool:
+    """old_string, as perturbed, is another block of the file, or is one up to its quotes
+    and dashes (then the punctuation tier rightly takes that block)."""
+    if old != hunk.old and old in hunk.before:
+        return True
+    folded = translate_punctuation(old)
+    return folded != translate_punctuation(hunk.old) and folded in translate_punctuation(
+        hunk.before
+    )
+
+
+_MARKS = ("curly_quotes", "straight_quotes", "dashes", "straight_dashes", "cjk_to_ascii")
+
+
+def send_perturbed(
+    tally: Tally,
+    commit: CommitCase,
+    path: str,
+    hunk: HunkEdit,
+    kind: str,
+    chain: tuple[Perturbation, ...],
+    request: tuple[str, str] | None = None,
+) -> None:
+    """The hunk's edit with old_string and new_string through ``chain`` in turn, unless
+    the result is not a format change of the exact request (each skip is counted)."""
+    exact_old, exact_new = request if request is not None else (hunk.old, hunk.new)
+    name = name_of(chain)
+    if kind == "reverse_marks":
+        name = "typographic file" + (f"+{name}" if name else "")
+    pair = perturb_chain(chain, exact_old, exact_new)
+    if pair is None:
+        return
+    old, new = pair
+    reason = None
+    if old == new:
+        reason = "nothing left to change"
+    elif other_text(old.replace("\r\n", "\n"), hunk):  # as the engine reads it
+        reason = "perturbed old_string is other text of the file (up to quotes and dashes)"
+    elif any(ambiguous_marks(f, exact_old + exact_new) for f in chain):
+        reason = "the edit already has the marks it writes"
+    elif erases_part_of_the_edit(exact_old, exact_new, old, new):
+        reason = "the perturbation erases part of the edit"
+    elif rewrites_added_text(chain, exact_old, exact_new):
+        reason = "the perturbation rewrites marks the edit adds"
+    elif erases_trailing_whitespace(chain, exact_old, exact_new):
+        reason = "the perturbation erases trailing whitespace the edit changes"
+    if reason is not None:
+        label = name if kind == "perturbed" else kind
+        tally.skipped[f"{label}: {reason}"] += 1
+        return
+    run_edit(tally, commit, path, hunk, kind, name, old, new)
 
 
 def replay_patch(commit: CommitCase, tally: Tally) -> None:
@@ -883,6 +982,9 @@ def summaries(records: list[Record], base: dict[str, Any] | None) -> list[str]:
         summary_line("batches", of["batch"]),
         summary_line("patches", of["patch"]),
         summary_line("perturbed", of["perturbed"]),
+        summary_line("combined (2-3 perturbations)", of["combined"]),
+        summary_line("reverse marks (typographic file, ASCII request)", of["reverse_marks"]),
+        summary_line("perturbed, all", of["perturbed"] + of["combined"] + of["reverse_marks"]),
         summary_line("typo", typos, "recovered"),
         summary_line("typo on a kept line", of["typo_unchanged"], "recovered"),
         summary_line("typo on a changed line", of["typo_changed"], "recovered"),
@@ -982,6 +1084,11 @@ def main(argv: list[str] | None = None) -> int:
         [r for r in tally.records if r.kind not in ("edit", "batch", "patch")],
         lambda r: r.perturbation if r.kind == "perturbed" else r.kind,
     )
+    formatted = [r for r in tally.records if r.kind in ("perturbed", "combined", "reverse_marks")]
+    combined = table(
+        [r for r in formatted if r.kind != "perturbed"], lambda r: f"{r.kind}: {r.perturbation}"
+    )
+    filetypes = table(formatted, lambda r: r.filetype)
     match_types = table(
         [r for r in tally.records if r.kind != "patch"], lambda r: f"{r.match_type}"
     )
@@ -991,6 +1098,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print_table("kind", kinds, KINDS)
     print_table("perturbation", perturbations, [f.__name__ for f in FORMAT_PERTURBATIONS])
+    print_table("file type (perturbed)", filetypes)
     print_table("match_type (edits)", match_types)
     print_table("match_types (patches)", patch_types)
     print_table("refused as", refusals)
@@ -1022,6 +1130,8 @@ def main(argv: list[str] | None = None) -> int:
             "seconds": {"build": round(build_s, 2), "replay": round(replay_s, 2)},
             "kinds": kinds,
             "perturbations": perturbations,
+            "combinations": combined,
+            "filetypes": filetypes,
             "match_types": match_types,
             "patch_match_types": patch_types,
             "refusals": refusals,

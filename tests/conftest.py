@@ -1,9 +1,14 @@
-"""Shared test configuration.
+"""Shared test configuration (the helpers themselves live in ``tests/support/``).
 
 Hypothesis runs deterministically (the "ci" profile) so that a failure seen once
 is seen on every run and on every machine. Every test runs hermetically: HOME
 points at an empty directory that must stay empty, no GIT_* variable from the
 caller leaks in, and git's identity and configuration are pinned.
+
+Daemons the CLI starts in this process run on threads (``support.daemon``) and
+are stopped after the test that started them; a test marked ``daemon_process``
+gets real daemon processes instead. At the end of the run, a daemon or ``redline
+mcp`` process still alive fails the run (``support.leaks``).
 """
 
 from __future__ import annotations
@@ -15,34 +20,43 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from support import daemon
+from support.env import IDENTITY, assert_untouched, hermetic
+
+pytest_plugins = ["support.leaks", "pytester"]
+
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=200, database=None)
 settings.load_profile("ci")
 
-GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "Test Author",
-    "GIT_AUTHOR_EMAIL": "author@example.com",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
-    "GIT_COMMITTER_NAME": "Test Committer",
-    "GIT_COMMITTER_EMAIL": "committer@example.com",
-    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+GIT_IDENTITY = IDENTITY  # the name older test modules import
+
+
+@pytest.fixture(autouse=True, scope="session")
+def daemons_in_process() -> Iterator[None]:
+    """Daemons the CLI starts in this process run on its threads; it may not kill itself."""
+    with daemon.in_process(), pytest.MonkeyPatch.context() as edge:
+        edge.setattr(os, "kill", daemon.guarded_kill)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def daemons_stopped(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every daemon a test starts on a thread is stopped after it; ``daemon_process``
+    tests get real daemon processes."""
+    mark = daemon.started()
+    if request.node.get_closest_marker("daemon_process") is not None:
+        with daemon.real_processes():
+            yield
+    else:
+        yield
+    stuck = daemon.stop_started_since(mark)
+    assert not stuck, f"daemons that would not stop: {daemon.describe(stuck)}"
 
 
 @pytest.fixture(autouse=True)
 def hermetic_environment(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Path]:
-    home = tmp_path_factory.mktemp("home")
-    for name in list(os.environ):
-        if name.startswith("GIT_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    # Crash logs (redline.cli.boundary) go to the cache directory: away from HOME.
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
-    for name, value in GIT_IDENTITY.items():
-        monkeypatch.setenv(name, value)
+    home = hermetic(tmp_path_factory, monkeypatch)
     yield home
-    touched = sorted(p.name for p in home.iterdir())
-    assert not touched, f"a test wrote into HOME: {touched}"
+    assert_untouched(home)

@@ -1,28 +1,27 @@
-"""Real git repositories and a real redline daemon for the git-mode tests.
+"""Real git repositories and a redline CLI bound to one, for the git-mode tests.
 
-Everything here goes through real programs: repositories are built with the
-``git`` binary in ``tmp_path`` (identity in the repository's config, since
-pygit2 takes it from there), what pygit2 wrote is read back with ``git``, and
-the daemon is the real one, started by ``redline`` subprocesses on a real Unix
-socket. Subprocesses get an explicit environment: an empty HOME, no inherited
-``GIT_*`` variable, a short ``XDG_RUNTIME_DIR`` (the socket fallback for long
-paths) and a short ``REDLINE_IDLE_TIMEOUT`` so that a stray daemon dies soon.
+Repositories are built with the ``git`` binary in ``tmp_path`` and read back
+with it (``support.repos``). The CLI (:class:`Redline`) runs in this process
+through click's runner (``support.cli``) with the explicit environment a
+subprocess would get — an empty HOME, no inherited ``GIT_*`` variable, a short
+``XDG_RUNTIME_DIR`` (the socket fallback for long paths) and a short
+``REDLINE_IDLE_TIMEOUT`` — and the daemon it starts is the real server on a real
+Unix socket, run on a thread of this process (``support.daemon``). Tests marked
+``e2e`` get real ``python -m redline`` processes and a real daemon process.
 
 The test modules import the helpers; ``tests/gitops/conftest.py`` and
-``tests/daemon/conftest.py`` import the fixtures.
+``tests/daemon/conftest.py`` import the fixtures. The repository and environment
+helpers are re-exported from ``support`` under their old names.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -31,237 +30,68 @@ from typing import Any
 
 import pytest
 
-IDENTITY = {
-    "GIT_AUTHOR_NAME": "Test Author",
-    "GIT_AUTHOR_EMAIL": "author@example.com",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+00:00",
-    "GIT_COMMITTER_NAME": "Test Committer",
-    "GIT_COMMITTER_EMAIL": "committer@example.com",
-    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+00:00",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-IDLE_TIMEOUT = "30"  # seconds: a daemon a failed test leaves behind dies soon
+from support import cli as inproc
+from support import daemon as daemons
+from support.env import IDENTITY, IDLE_TIMEOUT, scrubbed_env, short_runtime_dir
+from support.repos import (
+    FILES,
+    CommitRecord,
+    assert_fsck_clean,
+    branch_commits,
+    changed_files,
+    commit_records,
+    digest_tree,
+    git,
+    git_wrapper,
+    make_repo,
+    note_of,
+    porcelain,
+    rev,
+    trailer,
+    write,
+)
+
+__all__ = [
+    "FILES",
+    "IDENTITY",
+    "IDLE_TIMEOUT",
+    "REDLINE",
+    "CommitRecord",
+    "GitMode",
+    "Redline",
+    "alive",
+    "assert_fsck_clean",
+    "branch_commits",
+    "changed_files",
+    "commit_records",
+    "digest_tree",
+    "git",
+    "git_mode",
+    "git_wrapper",
+    "gm",
+    "is_redline_daemon",
+    "kill_daemon",
+    "make_repo",
+    "note_of",
+    "porcelain",
+    "rev",
+    "scrubbed_env",
+    "short_runtime_dir",
+    "trailer",
+    "wait_dead",
+    "write",
+]
+
 REDLINE = [sys.executable, "-m", "redline"]
-
-
-# --- environment -----------------------------------------------------------------
-
-
-def scrubbed_env(home: Path, runtime: Path, **extra: str) -> dict[str, str]:
-    """A subprocess environment: our HOME and runtime dir, no GIT_*/REDLINE_* leaking in."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REDLINE_"))}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_RUNTIME_DIR=str(runtime),
-        REDLINE_IDLE_TIMEOUT=IDLE_TIMEOUT,
-        PYTHONDONTWRITEBYTECODE="1",
-    )
-    env.update(IDENTITY)
-    env.update(extra)
-    return env
-
-
-@contextlib.contextmanager
-def short_runtime_dir() -> Iterator[Path]:
-    """A short-named XDG_RUNTIME_DIR (socket paths must stay under ~100 bytes)."""
-    path = Path(tempfile.mkdtemp(prefix="rl-", dir="/tmp"))
-    path.chmod(0o700)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-# --- git ---------------------------------------------------------------------------
-
-
-def git(cwd: Path, *args: str, env: Mapping[str, str] | None = None, check: bool = True) -> str:
-    """Run the git binary; return its stdout (raise with stderr when it fails)."""
-    proc = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        env=dict(env) if env is not None else None,
-        capture_output=True,
-        timeout=60,
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(
-            f"git {' '.join(args)} failed ({proc.returncode}):\n"
-            + proc.stderr.decode(errors="replace")
-        )
-    return proc.stdout.decode("utf-8", errors="replace")
-
-
-def git_wrapper(folder: Path, *, repack: str) -> Path:
-    """A folder holding a ``git`` that runs the shell command ``repack`` in place of
-    ``git repack`` and the real git for anything else: put it first on PATH."""
-    real = shutil.which("git")
-    assert real is not None, "these tests need git on the PATH"
-    folder.mkdir(parents=True, exist_ok=True)
-    script = folder / "git"
-    script.write_text(
-        "#!/bin/sh\n"
-        'for arg in "$@"; do\n'
-        '  if [ "$arg" = repack ]; then\n'
-        f"    {repack}\n"
-        "    exit 0\n"
-        "  fi\n"
-        "done\n"
-        f'exec {real} "$@"\n'
-    )
-    script.chmod(0o755)
-    return folder
-
-
-def write(path: Path, content: str | bytes, mode: int | None = None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(content.encode() if isinstance(content, str) else content)
-    if mode is not None:
-        path.chmod(mode)
-
-
-def make_repo(
-    path: Path,
-    files: Mapping[str, str | bytes],
-    env: Mapping[str, str] | None = None,
-    executable: tuple[str, ...] = (),
-) -> Path:
-    """A repository on branch main with ``files`` in its first commit."""
-    path.mkdir(parents=True)
-    git(path, "init", "-q", "-b", "main", env=env)
-    git(path, "config", "user.name", "Repo User", env=env)
-    git(path, "config", "user.email", "repo-user@example.com", env=env)
-    for name, content in files.items():
-        write(path / name, content, 0o755 if name in executable else None)
-    git(path, "add", "-A", env=env)
-    git(path, "commit", "-q", "-m", "initial", env=env)
-    return path
-
-
-def rev(repo: Path, spec: str, env: Mapping[str, str] | None = None) -> str:
-    return git(repo, "rev-parse", "--verify", "-q", spec, env=env).strip()
-
-
-def branch_commits(
-    repo: Path, branch: str, base: str, env: Mapping[str, str] | None = None
-) -> list[str]:
-    """The commits on ``branch`` after ``base``, oldest first."""
-    out = git(repo, "rev-list", "--reverse", f"{base}..{branch}", env=env)
-    return out.split()
-
-
-def note_of(repo: Path, commit: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The redline note of ``commit`` as git itself reads it."""
-    note = json.loads(git(repo, "notes", "--ref=redline", "show", commit, env=env))
-    assert isinstance(note, dict)
-    return note
-
-
-def trailer(repo: Path, commit: str, env: Mapping[str, str] | None = None) -> list[str]:
-    out = git(
-        repo,
-        "log",
-        "-1",
-        "--format=%(trailers:key=Redline-Edit,valueonly,separator=%x00)",
-        commit,
-        env=env,
-    )
-    return [v for v in out.strip().split("\0") if v]
-
-
-@dataclass(frozen=True)
-class CommitRecord:
-    commit: str
-    trailers: list[str]  # Redline-Edit values
-    note: dict[str, Any] | None
-    files: list[str]
-
-
-def commit_records(
-    repo: Path, branch: str, base: str, env: Mapping[str, str] | None = None
-) -> list[CommitRecord]:
-    """Every commit after ``base`` on ``branch`` (oldest first) with what git reads of it:
-    its Redline-Edit trailers, its redline note and the files it changed. One git call."""
-    out = git(
-        repo,
-        "log",
-        "--reverse",
-        "--notes=redline",
-        "--name-only",
-        "--no-renames",
-        "--format=%x02%H%x01%(trailers:key=Redline-Edit,valueonly,separator=%x00)%x01%N%x01",
-        f"{base}..{branch}",
-        env=env,
-    )
-    records = []
-    for chunk in out.split("\x02")[1:]:
-        commit, trailers, note, files = chunk.split("\x01")
-        records.append(
-            CommitRecord(
-                commit,
-                [t for t in trailers.strip().split("\0") if t],
-                json.loads(note) if note.strip() else None,
-                sorted(files.split()),
-            )
-        )
-    return records
-
-
-def changed_files(repo: Path, commit: str, env: Mapping[str, str] | None = None) -> list[str]:
-    out = git(repo, "diff-tree", "--no-commit-id", "--name-only", "-r", commit, env=env)
-    return sorted(out.split())
-
-
-def assert_fsck_clean(repo: Path, env: Mapping[str, str] | None = None) -> None:
-    """``git fsck --strict`` finds nothing wrong (dangling objects are fine)."""
-    proc = subprocess.run(
-        ["git", "fsck", "--strict", "--no-dangling", "--no-progress"],
-        cwd=repo,
-        env=dict(env) if env is not None else None,
-        capture_output=True,
-        timeout=120,
-    )
-    report = (proc.stdout + proc.stderr).decode(errors="replace")
-    assert proc.returncode == 0, report
-    assert report.strip() == "", report
-
-
-def porcelain(worktree: Path, env: Mapping[str, str] | None = None) -> str:
-    """``git status --porcelain`` without refreshing the index as a side effect."""
-    return git(
-        worktree,
-        "--no-optional-locks",
-        "status",
-        "--porcelain",
-        "--untracked-files=all",
-        env=env,
-    )
-
-
-def digest_tree(root: Path, skip: tuple[str, ...] = ()) -> dict[str, str]:
-    """Every file and link under ``root`` (relative path -> content hash or link target)."""
-    out: dict[str, str] = {}
-    for folder, dirs, files in os.walk(root):
-        rel_folder = Path(folder).relative_to(root)
-        dirs[:] = [d for d in dirs if (rel_folder / d).as_posix() not in skip]
-        for name in [*files, *[d for d in dirs if (Path(folder) / d).is_symlink()]]:
-            path = Path(folder) / name
-            key = path.relative_to(root).as_posix()
-            if key in skip:
-                continue
-            if path.is_symlink():
-                out[key] = "link:" + os.readlink(path)
-            else:
-                out[key] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
 
 
 # --- the daemon --------------------------------------------------------------------
 
 
 def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie counts as dead)."""
+    """Whether ``pid`` runs. A zombie counts as dead once all its threads have ended: a
+    process killed with SIGKILL shows its first thread as a zombie while the others are
+    still closing its files (its socket, its lock)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -269,10 +99,17 @@ def alive(pid: int) -> bool:
     except PermissionError:
         return True
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return False
-    return state != "Z"
+    for task in tasks:
+        try:
+            state = Path(f"/proc/{pid}/task/{task}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            continue
+        if state not in ("Z", "X"):
+            return True
+    return False
 
 
 def wait_dead(pid: int, timeout: float = 15.0) -> None:
@@ -299,11 +136,13 @@ def kill_daemon(pid: int) -> None:
 
 
 class Redline:
-    """The ``redline`` CLI, run as real processes against one repository."""
+    """The ``redline`` CLI against one repository: run in this process (``support.cli``),
+    or, with ``real``, as ``python -m redline`` processes."""
 
-    def __init__(self, repo: Path, env: dict[str, str]) -> None:
+    def __init__(self, repo: Path, env: dict[str, str], *, real: bool = False) -> None:
         self.repo = repo
         self.env = env
+        self.real = real
         self.started: set[int] = set()  # every daemon pid seen, for teardown
 
     def run(
@@ -313,6 +152,12 @@ class Redline:
         env: Mapping[str, str] | None = None,
         timeout: float = 60,
     ) -> subprocess.CompletedProcess[str]:
+        if not self.real:
+            done = inproc.run(
+                args, input=input, env=self.env if env is None else env, cwd=self.repo
+            )
+            self._remember()
+            return done
         data = input.encode() if isinstance(input, str) else input
         proc = subprocess.run(
             [*REDLINE, *args],
@@ -407,34 +252,34 @@ class GitMode:
         return self._socket
 
 
-FILES: dict[str, str | bytes] = {
-    "a.py": "def greet(name):\n    return 'Hello, ' + name\n",
-    "b.py": "VALUE = 1\n",
-    "c.txt": "alpha\nbeta\ngamma\n",
-    "docs/readme.md": "# Title\n\nSome text.\n",
-    "tool.sh": "#!/bin/sh\necho one\n",
-    "blob.bin": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x01\x00\x00",
-    ".gitignore": "*.log\n",
-}
-
-
 @contextlib.contextmanager
 def git_mode(
-    base: Path, home: Path, files: Mapping[str, str | bytes] = FILES, repo_name: str = "repo"
+    base: Path,
+    home: Path,
+    files: Mapping[str, str | bytes] = FILES,
+    repo_name: str = "repo",
+    *,
+    real: bool = False,
 ) -> Iterator[GitMode]:
-    """A repository under ``base`` and a daemon CLI for it; the daemon is stopped at the end."""
+    """A repository under ``base`` and a daemon CLI for it (``real``: run as processes); the
+    daemon is stopped at the end."""
     with short_runtime_dir() as runtime:
         env = scrubbed_env(home, runtime)
         repo = make_repo(base / repo_name, files, env, executable=("tool.sh",))
-        cli = Redline(repo, env)
-        try:
-            yield GitMode(repo, home, runtime, env, cli)
-        finally:
-            cli.stop()
+        cli = Redline(repo, env, real=real)
+        with daemons.kept_for(repo):
+            try:
+                yield GitMode(repo, home, runtime, env, cli)
+            finally:
+                cli.stop()
 
 
 @pytest.fixture
-def gm(tmp_path: Path, hermetic_environment: Path) -> Iterator[GitMode]:
-    """A fresh repository and its CLI; any daemon a test starts is stopped afterwards."""
-    with git_mode(tmp_path, hermetic_environment) as mode:
+def gm(
+    tmp_path: Path, hermetic_environment: Path, request: pytest.FixtureRequest
+) -> Iterator[GitMode]:
+    """A fresh repository and its CLI (real processes for an ``e2e`` test); any daemon a
+    test starts is stopped afterwards."""
+    real = request.node.get_closest_marker("e2e") is not None
+    with git_mode(tmp_path, hermetic_environment, real=real) as mode:
         yield mode

@@ -13,6 +13,8 @@ must give the exact request's bytes or a refusal, never a third text.
 
 from __future__ import annotations
 
+import difflib
+import random
 import re
 from collections.abc import Callable
 
@@ -141,6 +143,12 @@ def dashes(text: str) -> str | None:
     return text.replace("-", "–") if "-" in text else None
 
 
+def straight_dashes(text: str) -> str | None:
+    """En and em dashes written as hyphen-minus (the agent types ASCII)."""
+    out = text.replace("–", "-").replace("—", "-")
+    return out if out != text else None
+
+
 _CJK_TO_ASCII = str.maketrans(
     {"，": ",", "。": ".", "：": ":", "；": ";", "（": "(", "）": ")", "！": "!", "？": "?"}
 )
@@ -170,10 +178,140 @@ FORMAT_PERTURBATIONS: tuple[Perturbation, ...] = (
     curly_quotes,
     straight_quotes,
     dashes,
+    straight_dashes,
     cjk_to_ascii,
     crlf,
 )
 """The perturbations the tolerant tiers claim to absorb."""
+
+REVERSE_MARKS: tuple[Perturbation, ...] = (straight_quotes, straight_dashes, cjk_to_ascii)
+"""Perturbations that write ASCII for the file's typographic marks. Where one rewrites
+text the edit adds, the request says something else: a mark the agent types in a line
+it adds or changes is written as typed."""
+
+# Perturbations that can be combined, by the kind of difference they make; a
+# combination takes at most one of each kind, in this order (line endings last).
+_GROUPS: tuple[tuple[Perturbation, ...], ...] = (
+    FORMAT_PERTURBATIONS[:7],  # indentation
+    (trailing_whitespace, strip_trailing_whitespace),
+    (curly_quotes, straight_quotes, dashes, straight_dashes, cjk_to_ascii),
+    (crlf,),
+)
+
+
+def combinations(
+    rng: random.Random, size: int, among: tuple[Perturbation, ...] = FORMAT_PERTURBATIONS
+) -> tuple[Perturbation, ...]:
+    """``size`` perturbations of different kinds drawn with ``rng`` from ``among``, in
+    the order they are applied; fewer when ``among`` has fewer kinds."""
+    groups = [[f for f in group if f in among] for group in _GROUPS]
+    kinds = [k for k, group in enumerate(groups) if group]
+    chosen = sorted(rng.sample(kinds, min(size, len(kinds))))
+    return tuple(rng.choice(groups[k]) for k in chosen)
+
+
+def name_of(chain: tuple[Perturbation, ...]) -> str:
+    return "+".join(f.__name__ for f in chain)
+
+
+def perturb_pair(f: Perturbation, old: str, new: str) -> tuple[str, str] | None:
+    """old and new perturbed alike; None when ``f`` does not apply to old_string, or
+    cannot apply to new_string the same way. new_string goes unchanged only when it
+    has nothing to perturb (``f`` applies to both together)."""
+    p_old = f(old)
+    if p_old is None:
+        return None
+    p_new = f(new)
+    if p_new is None:
+        if f(old + "\n" + new) is None:
+            return None
+        p_new = new
+    return p_old, p_new
+
+
+def perturb_chain(chain: tuple[Perturbation, ...], old: str, new: str) -> tuple[str, str] | None:
+    """old and new through every perturbation of ``chain`` in turn (see :func:`perturb_pair`);
+    None when one of them does not apply."""
+    for f in chain:
+        pair = perturb_pair(f, old, new)
+        if pair is None:
+            return None
+        old, new = pair
+    return old, new
+
+
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def rewrites_added_text(chain: tuple[Perturbation, ...], old: str, new: str) -> bool:
+    """A perturbation of ``chain`` that writes ASCII for typographic marks
+    (:data:`REVERSE_MARKS`) changes text new_string adds to old_string: the agent
+    then types other marks than the exact request has, and those are written as
+    typed — the request is no longer a format change of the exact one."""
+    reverse = [f for f in chain if f in REVERSE_MARKS]
+    if not reverse:
+        return False
+    added = []
+    old_lines, new_lines = old.split("\n"), new.split("\n")
+    lines = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in lines.get_opcodes():
+        if tag == "equal":
+            continue
+        # In the lines the edit changes, the tokens it adds (text moved from one of
+        # those lines to another, two lines joined, is not added).
+        # A lone mark matched to one of old_string's says nothing of where it came from.
+        a = _TOKEN.findall("\n".join(old_lines[i1:i2]))
+        b = _TOKEN.findall("\n".join(new_lines[j1:j2]))
+        tokens = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        kept = [False] * len(b)
+        for _, k, size in tokens.get_matching_blocks():
+            if any(re.match(r"\w", tok) for tok in b[k : k + size]):
+                kept[k : k + size] = [True] * size
+        added += [tok for tok, old_text in zip(b, kept, strict=True) if not old_text]
+    return any(f(text) is not None for f in reverse for text in added)
+
+
+def erases_trailing_whitespace(chain: tuple[Perturbation, ...], old: str, new: str) -> bool:
+    """``chain`` strips trailing whitespace, and the edit changes a line that has some:
+    the request then cannot say whether the edit keeps it (two lines joined, say)."""
+    if strip_trailing_whitespace not in chain:
+        return False
+    a, b = old.split("\n"), new.split("\n")
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return any(
+        line != line.rstrip(" \t")
+        for tag, i1, i2, _, _ in matcher.get_opcodes()
+        if tag != "equal"
+        for line in a[i1:i2]
+    )
+
+
+def typographic(text: str) -> str | None:
+    """Text as a word processor or a careful writer types it: “double” and ‘single’
+    curly quotes, an apostrophe ’, and `` - `` between words as an em dash — each a
+    mark for a mark, as the punctuation tier folds them. None when there is nothing
+    to change. (The file side of the reverse marks: the file has typographic marks,
+    the agent types ASCII.)"""
+    out = []
+    for line in text.split("\n"):
+        line = line.replace(" - ", " — ")
+        chars = []
+        opened = {'"': False, "'": False}
+        for k, char in enumerate(line):
+            if char not in opened:
+                chars.append(char)
+                continue
+            before, after = line[k - 1 : k], line[k + 1 : k + 2]
+            if char == "'" and before.isalnum() and after.isalnum():
+                chars.append("’")  # an apostrophe
+                continue
+            pair = "“”" if char == '"' else "‘’"
+            chars.append(pair[opened[char]])
+            opened[char] = not opened[char]
+        out.append("".join(chars))
+    result = "\n".join(out)
+    return result if result != text else None
+
 
 _SLIP_CHARS = re.compile(r"[(),:]")
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmode_fixtures import GitMode, git_mode
+from support.requests import edit
 
 MIGRATION = "migrations/001_users.sql"
 APP = "src/app.py"
@@ -60,10 +61,6 @@ FILES: dict[str, str | bytes] = {
     "c.txt": "alpha\nbeta\ngamma\n",
     ".redline.toml": POLICY,
 }
-
-
-def edit(path: str, old: str, new: str) -> dict[str, Any]:
-    return {"tool": "edit", "path": path, "old_string": old, "new_string": new}
 
 
 E1 = edit("b.py", "VALUE = 1\n", "VALUE = 2\nOTHER = 3\n")

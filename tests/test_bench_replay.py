@@ -97,6 +97,10 @@ def test_replay_counts_add_up_and_exact_requests_are_right(history: Path, tmp_pa
     assert kinds["batch"]["n"] == kinds["batch"]["right"] == 4
     assert kinds["patch"]["n"] == kinds["patch"]["right"] == 3
     assert kinds["perturbed"]["n"] > 0
+    assert kinds["combined"]["n"] > 0
+    assert sum(row["n"] for row in figures["filetypes"].values()) == sum(
+        kinds[k]["n"] for k in ("perturbed", "combined", "reverse_marks") if k in kinds
+    )
     for table in ("kinds", "perturbations", "match_types", "patch_match_types"):
         for name, row in figures[table].items():
             assert row["right"] + row["refused"] + row["wrong"] + row["crash"] == row["n"], name
@@ -131,3 +135,19 @@ def test_hunk_edits_replay_a_file_history_exactly() -> None:
         text = text.replace(edit.old, edit.new)
         assert text == edit.after
     assert text == child
+
+
+def test_a_typographic_file_keeps_ascii_on_the_lines_the_edit_changes() -> None:
+    replay = load_replay()
+    parent = "a = \"x\"  # one - two\nb = 'y'\nc = \"z\"\nb = 'y'\n"
+    child = "a = \"x\"  # one - two\nb = f('y')\nc = \"z\"\nb = 'y'\n"
+    (hunk,) = replay.hunk_edits(parent, child)
+    assert hunk.old == 'a = "x"  # one - two\nb = \'y\'\nc = "z"\n'  # context both sides
+    case = replay.typographic_file(hunk)
+    # The kept lines take the marks; the changed one keeps the agent's ASCII, in the
+    # file and in what the exact request writes.
+    assert case.before == "a = “x”  # one — two\nb = 'y'\nc = “z”\nb = ‘y’\n"
+    assert case.after == "a = “x”  # one — two\nb = f('y')\nc = “z”\nb = ‘y’\n"
+    assert case.before.count(case.old) == 1
+    assert case.before.replace(case.old, case.new) == case.after
+    assert replay.typographic_file(replay.hunk_edits("a\nb\n", "a\nc\n")[0]) is None

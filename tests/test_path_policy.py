@@ -25,8 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +34,7 @@ import pytest
 
 from gitmode_fixtures import GitMode, git, git_mode, scrubbed_env, write
 from redline.engine.paths import names_git
+from support import cli as inproc
 
 MARKER = "MARKER"
 ROOT = "{root}"  # in a case's path: the root (embedded) or the session worktree (git mode)
@@ -62,6 +61,11 @@ GITDIR_WORDS = (
     "file points to), which redline never edits",
     "Change that repository with git commands",
 )
+# A newline in a path would forge a trailer line of the commit message.
+FORGED = "a\nRedline-Edit: deadbeef0000\nb.py"
+CONTROL_WORDS = ("which redline does not accept in a file name", "name the file without it")
+CONTROL_NAMES = (FORGED, "a\rb.txt", "a\tb.txt", "a\x1b[31m.txt", "a\x7f.txt", "d\x01/a.txt",
+                 "invoice\u202etxt.exe", "a\u2066b.txt", "a\u2069b.txt")  # fmt: skip
 CASES = [
     Case(".git/config", ".git/config", ("path '.git/config' is inside a .git directory", *GIT_WORDS)),
     Case("hooks", ".git/hooks/pre-push", ("path '.git/hooks/pre-push' is inside a .git directory", *GIT_WORDS)),
@@ -92,6 +96,15 @@ CASES = [
     Case("link-outside", "outlink/secret.txt", ("path 'outlink/secret.txt' resolves outside the root through a symbolic link ('outlink')", "name a file inside it")),
     Case("link-to-gitdir", "gitlink/config", ("path 'gitlink/config'", *GITDIR_WORDS)),
     Case("gitdir", "gitdirs/mod/config", ("path 'gitdirs/mod/config'", *GITDIR_WORDS)),
+    Case("newline-trailer", FORGED, (f"path {FORGED!r} contains a control character (U+000A line feed)", *CONTROL_WORDS), patch_says=("apply_patch syntax error at line ",)),
+    Case("carriage-return", "a\rb.txt", ("path 'a\\rb.txt' contains a control character (U+000D carriage return)", *CONTROL_WORDS)),
+    Case("tab", "a\tb.txt", ("path 'a\\tb.txt' contains a control character (U+0009 tab)", *CONTROL_WORDS)),
+    Case("escape", "a\x1b[31m.txt", ("path 'a\\x1b[31m.txt' contains a control character (U+001B escape)", *CONTROL_WORDS)),
+    Case("delete-char", "a\x7f.txt", ("path 'a\\x7f.txt' contains a control character (U+007F delete)", *CONTROL_WORDS)),
+    Case("control-folder", "d\x01/a.txt", ("path 'd\\x01/a.txt' contains a control character (U+0001)", *CONTROL_WORDS)),
+    Case("bidi-override", "invoice\u202etxt.exe", ("path 'invoice\\u202etxt.exe' contains a control character (U+202E right-to-left override)", *CONTROL_WORDS)),
+    Case("bidi-isolate", "a\u2066b.txt", ("path 'a\\u2066b.txt' contains a control character (U+2066 left-to-right isolate)", *CONTROL_WORDS)),
+    Case("bidi-pop", "a\u2069b.txt", ("(U+2069 pop directional isolate)", *CONTROL_WORDS)),
     Case("plain", "a/b.txt", reported="a/b.txt"),
     Case("dot-prefix", "./a.txt", reported="a.txt"),
     Case("absolute-inside", f"{ROOT}/abs.txt", reported="abs.txt"),
@@ -170,6 +183,8 @@ def hostile_layout(root: Path, outside: Path, env: dict[str, str]) -> None:
         write(root / name, f"{MARKER}\n")
     for name in ("C:\\x", "\\x", "a\\b.txt"):  # POSIX file names with a backslash
         write(root / name, f"{MARKER}\n")
+    for name in CONTROL_NAMES:  # POSIX file names may hold any of them
+        write(root / name, f"{MARKER}\n")
     git(root, "init", "-q", "nested", env=env)
     write(root / "nested" / ".git" / "hooks" / "x", f"{MARKER}\n")
     (root / "gitdirs").mkdir()
@@ -237,14 +252,7 @@ def run_jsonl(
     args: list[str], requests: list[dict[str, Any]], cwd: Path, env: dict[str, str]
 ) -> list[dict[str, Any]]:
     payload = "".join(json.dumps(r) + "\n" for r in requests)
-    proc = subprocess.run(
-        [sys.executable, "-m", "redline", "apply", "--jsonl", *args],
-        input=payload.encode(),
-        capture_output=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
+    proc = inproc.run_bytes(["apply", "--jsonl", *args], input=payload, cwd=cwd, env=env)
     assert proc.returncode in (0, 1, 2), proc.stderr.decode()
     assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()
     results = [json.loads(line) for line in proc.stdout.decode().splitlines()]
@@ -356,6 +364,18 @@ def _run_git_mode(gm: GitMode, base: Path, bare: str) -> Run:
         branch = gm.git("log", "--format=", "--name-only", f"{bare}..redline/{name}")
         for path in branch.split():
             assert not names_git(path) and not path.startswith("gitdirs/"), (op, path)
+        # Every commit names one edit in one trailer, as git reads trailers: no file name
+        # (the worktree holds files named with a newline, committed as external changes)
+        # reaches a trailer of a message.
+        trailers = gm.git(
+            "log", "--format=%H %(trailers:key=Redline-Edit,valueonly,separator=%x2C)",
+            f"{bare}..redline/{name}",
+        )  # fmt: skip
+        for line in trailers.splitlines():
+            commit, _, edits = line.partition(" ")
+            assert len(edits.split(",")) == 1 and "deadbeef" not in edits, (op, commit, edits)
+        messages = gm.git("log", "--format=%B", f"{bare}..redline/{name}")
+        assert "\nRedline-Edit: deadbeef0000" not in messages, op
         run.results.update({(op, c.id): r for c, r in zip(cases_for(op), answers, strict=True)})
         run.places[op] = (worktree, outside)
     return run

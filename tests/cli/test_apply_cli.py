@@ -1,9 +1,10 @@
 """``redline apply`` end to end: requests on stdin, results on stdout, exit codes.
 
-Most cases run in-process through click's ``CliRunner``; the ones about the
-process itself (the installed entry point, flushing in ``--jsonl``, stdio
-encoding, stderr) run the real ``redline`` script in a subprocess with a
-throwaway ``HOME``.
+Most cases run in-process through click's ``CliRunner`` (``run`` gives them the
+environment and working folder a process would have: ``support.cli``); the ones
+about the process itself (the installed entry point, flushing in ``--jsonl``,
+the locale's stdio encoding) run the real ``redline`` script in a subprocess
+with a throwaway ``HOME`` and are marked ``e2e``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from click.testing import CliRunner
 from cli_support import redline_script
 from redline.cli.main import cli
 from redline.engine.similarity import ratio
+from support import cli as inproc
+from support.env import guarded_home, without_caller_variables
 
 # The documented fields of every result (DESIGN "Results"); later tools may add more.
 RESULT_FIELDS = {
@@ -66,10 +69,8 @@ REDLINE = redline_script()
 
 @pytest.fixture
 def home(tmp_path: Path) -> Iterator[Path]:
-    home = tmp_path / "home"
-    home.mkdir()
-    yield home
-    assert list(home.iterdir()) == [], "redline wrote into HOME"
+    with guarded_home(tmp_path / "home") as home:
+        yield home
 
 
 @pytest.fixture
@@ -77,7 +78,7 @@ def env(tmp_path: Path, home: Path) -> dict[str, str]:
     """The environment of a subprocess: our own HOME and TMPDIR, no git variables."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REDLINE_"))}
+    clean = without_caller_variables(os.environ)
     clean.update(HOME=str(home), TMPDIR=str(scratch), PYTHONDONTWRITEBYTECODE="1")
     return clean
 
@@ -152,6 +153,21 @@ def run(
     *options: str,
     cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
+    """``redline apply`` with ``env`` and ``cwd`` as a process would have them, run in this
+    process (``support.cli``)."""
+    args = ["apply", *options]
+    if cwd is None:
+        args[1:1] = ["--root", str(root)]
+    return inproc.run_bytes(args, input=payload, env=env, cwd=cwd or root)
+
+
+def process(
+    root: Path,
+    payload: bytes,
+    env: dict[str, str],
+    *options: str,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[bytes]:
     """Run the installed ``redline apply`` as a real process."""
     args = [REDLINE, "apply", *options]
     if cwd is None:
@@ -172,10 +188,11 @@ def results_of(proc: subprocess.CompletedProcess[bytes]) -> list[dict[str, Any]]
 # --- an exact edit --------------------------------------------------------------
 
 
+@pytest.mark.e2e  # the installed redline script, as a real process
 def test_exact_edit_end_to_end(root: Path, env: dict[str, str]) -> None:
     old = '    return "Hello, " + name\n'
     new = '    return f"Hello, {name}!"\n'
-    proc = run(root, json.dumps(request(old_string=old, new_string=new)).encode(), env)
+    proc = process(root, json.dumps(request(old_string=old, new_string=new)).encode(), env)
     assert proc.returncode == 0
     [result] = results_of(proc)
 
@@ -400,6 +417,7 @@ def test_jsonl_empty_input_exits_zero(root: Path) -> None:
     assert invoke(root, "", "--jsonl") == (0, [])
 
 
+@pytest.mark.e2e  # a real pipe: each result flushed as it is made
 def test_jsonl_results_are_flushed_one_at_a_time(root: Path, env: dict[str, str]) -> None:
     """Send one request, read its result back, only then send the next."""
     proc = subprocess.Popen(
@@ -699,18 +717,20 @@ def test_non_ascii_round_trips(root: Path, env: dict[str, str], ensure_ascii: bo
     assert (root / "jp.py").read_bytes() == NON_ASCII.replace(old, new).encode()
 
 
+@pytest.mark.e2e  # the locale of a real process's stdio
 def test_non_ascii_whatever_the_locale_says(root: Path, env: dict[str, str]) -> None:
     """JSON on stdin/stdout is UTF-8 even when the stdio encoding is not."""
     (root / "jp.py").write_bytes(NON_ASCII.encode())
     old, new = "太郎", "花子"
     payload = json.dumps(request("jp.py", old_string=old, new_string=new), ensure_ascii=False)
-    proc = run(root, payload.encode(), {**env, "PYTHONIOENCODING": "latin-1"})
+    proc = process(root, payload.encode(), {**env, "PYTHONIOENCODING": "latin-1"})
     assert proc.returncode == 0
     [result] = results_of(proc)
     assert result["matched_text"] == "太郎"
     assert (root / "jp.py").read_bytes() == NON_ASCII.replace(old, new).encode()
 
 
+@pytest.mark.e2e  # what a real process's stdout can encode
 def test_lone_surrogate_is_answered_not_crashed(
     root: Path, tmp_path: Path, env: dict[str, str]
 ) -> None:
@@ -720,7 +740,7 @@ def test_lone_surrogate_is_answered_not_crashed(
         b'{"tool": "edit", "path": "a\\ud800.py", "old_string": "a", "new_string": "b"}\n'
         b'{"tool": "edit", "path": "a.py", "old_string": "import os", "new_string": "x\\udc80"}\n'
     )
-    proc = run(root, payload, env, "--jsonl")
+    proc = process(root, payload, env, "--jsonl")
     assert proc.returncode == 2
     first, second = results_of(proc)
     assert first["status"] == "invalid"
@@ -760,7 +780,7 @@ def test_fuzzy_edit_applies_at_the_default_threshold(root: Path) -> None:
     code, result = invoke_one(root, _fuzzy())
     assert (code, result["status"], result["match_type"]) == (0, "applied", "fuzzy")
     assert result["matched_text"] == FUZZY_BLOCK
-    assert result["confidence"] == round(ratio(FUZZY_OLD, FUZZY_BLOCK), 4)
+    assert result["confidence"] == ratio(FUZZY_OLD, FUZZY_BLOCK)  # unrounded
     assert (root / "a.py").read_bytes() == A_PY.replace(
         b"def total(items):", b"def total(items, rate):"
     )

@@ -19,6 +19,8 @@ from click.testing import CliRunner
 
 from gitmode_fixtures import GitMode, branch_commits, gm, rev
 from redline.cli.main import cli
+from support.env import without_caller_variables
+from support.requests import edit
 
 __all__ = ["gm"]
 
@@ -31,10 +33,6 @@ RULES = """
 "*.lock" = "ask"
 """
 DENY_RULE = 'permission.edit."migrations/**" = "deny"'
-
-
-def edit(path: str, old: str, new: str) -> dict[str, Any]:
-    return {"tool": "edit", "path": path, "old_string": old, "new_string": new}
 
 
 @pytest.fixture
@@ -197,8 +195,9 @@ def test_the_users_file_applies_when_the_folder_has_none(
     assert f'permission."*" = "deny" (in {user})' in result["error"]
 
 
+@pytest.mark.e2e  # the real process
 def test_the_real_process_answers_the_same(root: Path, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REDLINE_"))}
+    env = without_caller_variables(os.environ)
     env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "xdg"))
     proc = subprocess.run(
         [sys.executable, "-m", "redline", "apply", "--root", str(root)],
@@ -250,6 +249,8 @@ def test_a_session_enforces_the_repositorys_rules(gm: GitMode) -> None:
 
 def test_a_session_from_a_folder_inside_the_repository_finds_its_rules(gm: GitMode) -> None:
     (gm.repo / ".redline.toml").write_text('[permission]\n"*" = "deny"\n')
+    gm.git("add", ".redline.toml")
+    gm.git("commit", "-q", "-m", "rules")  # the main line's committed rules govern
     gm.cli.open_session("s")
     payload = json.dumps(edit("b.py", "VALUE = 1", "VALUE = 2"))
     proc = gm.cli.run("apply", "--session", "s", "--repo", str(gm.repo / "docs"), input=payload)
@@ -261,6 +262,8 @@ def test_a_session_from_a_folder_inside_the_repository_finds_its_rules(gm: GitMo
 def test_a_session_judges_an_absolute_path_by_its_place_in_the_worktree(gm: GitMode) -> None:
     """Agents send absolute paths: one inside the session's worktree meets the same rule."""
     (gm.repo / ".redline.toml").write_text('[permission.edit]\n"docs/**" = "deny"\n')
+    gm.git("add", ".redline.toml")
+    gm.git("commit", "-q", "-m", "rules")
     opened = gm.cli.open_session("s")
     worktree = Path(opened["worktree"])
     code, results = session_apply(
@@ -272,3 +275,154 @@ def test_a_session_judges_an_absolute_path_by_its_place_in_the_worktree(gm: GitM
     assert 'permission.edit."docs/**" = "deny"' in results[0]["error"]
     assert "Some text." in (worktree / "docs" / "readme.md").read_text()
     assert code == 1
+
+
+# --- the agent cannot relax what governs it (issue 20, reproduction 8) ----------------------
+
+RELAX = '[permission]\nwrite = "allow"\n"*" = "allow"\n'
+SETTINGS_REFUSAL = "would change redline's own settings"
+
+
+@pytest.fixture
+def governed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder whose .redline.toml denies writes under secrets/; no user config."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    folder = tmp_path / "governed"
+    (folder / "secrets").mkdir(parents=True)
+    (folder / "secrets" / "key.txt").write_text("k\n")
+    (folder / "notes.toml").write_text("# notes\n")
+    (folder / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "1.0"\n')
+    (folder / ".redline.toml").write_text('[permission.write]\n"secrets/**" = "deny"\n')
+    return folder
+
+
+def patch_request(body: str) -> dict[str, Any]:
+    return {"tool": "apply_patch", "patch": f"*** Begin Patch\n{body}*** End Patch\n"}
+
+
+AGENT_CHANGES = {
+    "write": {"tool": "write", "path": ".redline.toml", "content": RELAX},
+    "edit": edit(".redline.toml", '"secrets/**" = "deny"', '"secrets/**" = "allow"'),
+    "delete": {"tool": "delete", "path": ".redline.toml"},
+    "update": patch_request(
+        '*** Update File: .redline.toml\n@@\n-"secrets/**" = "deny"\n+"secrets/**" = "allow"\n'
+    ),
+    "move-away": patch_request(
+        "*** Update File: .redline.toml\n*** Move to: old.toml\n@@\n [permission.write]\n"
+    ),
+    # (with the rules in pyproject.toml, a .redline.toml moved in would take their place)
+    "move-onto": patch_request(
+        "*** Update File: notes.toml\n*** Move to: .redline.toml\n@@\n-# notes\n"
+        + "".join(f"+{line}\n" for line in RELAX.splitlines())
+    ),
+    "pyproject": edit("pyproject.toml", '"secrets/**" = "deny"', '"secrets/**" = "allow"'),
+}
+
+
+@pytest.mark.parametrize("how", list(AGENT_CHANGES))
+def test_an_agent_cannot_change_its_own_settings_in_embedded_mode(governed: Path, how: str) -> None:
+    if how in ("move-onto", "pyproject"):  # the rules in [tool.redline] instead
+        (governed / ".redline.toml").unlink()
+        with (governed / "pyproject.toml").open("a") as pyproject:
+            pyproject.write('[tool.redline.permission.write]\n"secrets/**" = "deny"\n')
+    before = {p: p.read_bytes() for p in governed.rglob("*") if p.is_file()}
+    for extra in ((), ("--dry-run",)):
+        code, [result] = run(governed, AGENT_CHANGES[how], extra=extra)
+        assert (code, result["status"]) == (1, "rejected"), result
+        assert SETTINGS_REFUSAL in result["error"]
+        assert "Ask the user to make this change" in result["error"]
+        assert 'policy_files = "allow"' in result["error"]
+    assert {p: p.read_bytes() for p in governed.rglob("*") if p.is_file()} == before
+    # and the rules it could not change still hold
+    code, [denied] = run(governed, {"tool": "write", "path": "secrets/key.txt", "content": "x"})
+    assert denied["status"] == "rejected"
+
+
+def test_the_repro_the_next_apply_is_still_governed(governed: Path) -> None:
+    _code, results = run(
+        governed,
+        AGENT_CHANGES["write"],
+        {"tool": "write", "path": "secrets/key.txt", "content": "leaked\n"},
+    )
+    assert [r["status"] for r in results] == ["rejected", "rejected"]
+    _code, [after] = run(governed, {"tool": "write", "path": "secrets/key.txt", "content": "x"})
+    assert after["status"] == "rejected"
+    assert 'permission.write."secrets/**" = "deny"' in after["error"]
+    assert (governed / "secrets" / "key.txt").read_text() == "k\n"
+
+
+def test_other_changes_of_pyproject_pass(governed: Path) -> None:
+    code, [result] = run(governed, edit("pyproject.toml", 'version = "1.0"', 'version = "1.1"'))
+    assert (code, result["status"]) == (0, "applied")
+
+
+def test_a_link_to_the_settings_file_does_not_get_around_it(governed: Path) -> None:
+    (governed / "conf").mkdir()
+    (governed / ".redline.toml").rename(governed / "conf" / "redline.toml")
+    (governed / ".redline.toml").symlink_to("conf/redline.toml")
+    change = edit("conf/redline.toml", '"secrets/**" = "deny"', '"secrets/**" = "allow"')
+    _code, [result] = run(governed, change)
+    assert result["status"] == "rejected" and SETTINGS_REFUSAL in result["error"]
+
+
+def test_the_users_own_config_can_allow_it_in_so_many_words(governed: Path, tmp_path: Path) -> None:
+    user = tmp_path / "xdg" / "redline" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('[permission]\n"*" = "allow"\n')  # not in so many words: still refused
+    code, [result] = run(governed, AGENT_CHANGES["edit"])
+    assert result["status"] == "rejected"
+    user.write_text('[permission]\npolicy_files = "allow"\n')
+    code, [result] = run(governed, AGENT_CHANGES["edit"])
+    assert (code, result["status"]) == (0, "applied")
+
+
+def test_a_deny_in_the_users_config_is_not_lifted_by_the_repository(
+    governed: Path, tmp_path: Path
+) -> None:
+    user = tmp_path / "xdg" / "redline" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('[permission]\nwrite = "deny"\n')
+    (governed / ".redline.toml").write_text('[permission]\nwrite = "allow"\n')
+    code, [result] = run(governed, {"tool": "write", "path": "notes.toml", "content": "x\n"})
+    assert (code, result["status"]) == (1, "rejected")
+    assert f'permission.write = "deny" (in {user})' in result["error"]
+    assert (governed / "notes.toml").read_text() == "# notes\n"
+
+
+def test_a_session_reads_the_main_lines_rules_not_its_worktrees(gm: GitMode) -> None:
+    """Git mode: the agent rewrites .redline.toml in its session (applied, and flagged for
+    a person); the next request — sent from the session's worktree, where the rewritten
+    file is — is still judged by the rules committed on main."""
+    (gm.repo / ".redline.toml").write_text('[permission.write]\n"secrets/**" = "deny"\n')
+    gm.git("add", ".redline.toml")
+    gm.git("commit", "-q", "-m", "rules")
+    worktree = Path(gm.cli.open_session("s")["worktree"])
+
+    def from_worktree(request: dict[str, Any]) -> dict[str, Any]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "redline", "apply", "--session", "s"],
+            input=json.dumps(request),
+            capture_output=True,
+            text=True,
+            cwd=worktree,
+            env=gm.env,
+            timeout=60,
+        )
+        assert "Traceback" not in proc.stderr
+        answer: dict[str, Any] = json.loads(proc.stdout)
+        return answer
+
+    relaxed = from_worktree({"tool": "write", "path": ".redline.toml", "content": RELAX})
+    assert relaxed["status"] == "applied"
+    assert relaxed["flags"], "an agent's change of the settings must wait for a person"
+    leak = {"tool": "write", "path": "secrets/key.txt", "content": "leaked\n"}
+    for _attempt in range(2):
+        denied = from_worktree(leak)
+        assert denied["status"] == "rejected", denied
+        assert (
+            'permission.write."secrets/**" = "deny" (in .redline.toml on main)' in (denied["error"])
+        )
+        (worktree / ".redline.toml").write_text(RELAX)  # with its own tools, too
+    assert not (worktree / "secrets" / "key.txt").exists()
+    log = gm.git("log", "--format=%s", "main..redline/s")
+    assert "secrets" not in log

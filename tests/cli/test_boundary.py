@@ -9,6 +9,7 @@ environment of ``tests/conftest.py`` points it away from HOME).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -251,3 +252,65 @@ def test_apply_answers_a_bug_with_a_json_result_naming_the_crash_log(
     assert Path(logged[1]).parent == cache / "redline"
     assert "ZeroDivisionError: division by zero" in Path(logged[1]).read_text()
     assert (tmp_path / "a.py").read_text() == "x = 1\n"
+
+
+def test_a_failure_of_the_machine_says_what_ran_out_and_logs_no_crash(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _schema_raises(monkeypatch, OSError(28, "No space left on device", "/r/.git/index.lock"))
+    outcome = _invoke("schema")
+    assert outcome.exit_code == 1
+    assert outcome.stderr == (
+        "redline: the disk is full (No space left on device); free space on the file system "
+        "that holds /r/.git/index.lock, then retry\n"
+    )
+    assert not cache.exists()
+
+
+def _apply_cannot_start(monkeypatch: pytest.MonkeyPatch, exc: Exception) -> None:
+    import redline.cli.apply
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise exc
+
+    monkeypatch.setattr(redline.cli.apply, "embedded_runner", boom)
+
+
+def test_apply_answers_in_json_even_when_it_cannot_get_ready_nor_log_the_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk takes the cache folder and the temporary one too: the answer is still
+    a JSON result on stdout, saying that the traceback could not be saved."""
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    monkeypatch.setattr(tempfile, "tempdir", str(blocker / "nor-this"))
+    _apply_cannot_start(monkeypatch, ZeroDivisionError("division by zero"))
+    request = '{"tool": "edit", "path": "a.py", "old_string": "a", "new_string": "b"}\n'
+    outcome = CliRunner().invoke(
+        cli, ["apply", "--root", str(tmp_path), "--jsonl"], input=request * 2
+    )
+    assert outcome.exit_code == 1
+    _no_traceback(outcome)
+    answers = [json.loads(line) for line in outcome.stdout.splitlines()]
+    assert [a["status"] for a in answers] == ["failed", "failed"]
+    assert [a["path"] for a in answers] == ["a.py", "a.py"]
+    error = answers[0]["error"]
+    assert error.startswith("internal error: ZeroDivisionError: division by zero; nothing was ")
+    assert "the traceback could not be saved (" in error
+
+
+def test_apply_that_the_machine_keeps_from_starting_says_what_ran_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _apply_cannot_start(monkeypatch, OSError(24, "Too many open files"))
+    request = '{"tool": "read", "path": "a.py"}'
+    outcome = CliRunner().invoke(cli, ["apply", "--root", str(tmp_path)], input=request)
+    assert outcome.exit_code == 1
+    [answer] = [json.loads(line) for line in outcome.stdout.splitlines()]
+    assert answer["status"] == "failed"
+    assert answer["error"].startswith(
+        "cannot carry out the request: the process has too many files open (Too many open "
+        "files); raise the open-file limit (`ulimit -n`; it is "
+    )
+    assert answer["error"].endswith("then retry — nothing was applied")

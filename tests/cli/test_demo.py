@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli_support import redline_script
+from support.env import hermetic
 
 TOLERANT_TYPES = {"trailing_newline", "punctuation", "whitespace", "fuzzy", "line_fuzzy"}
 
@@ -40,8 +41,28 @@ def _demo(tmp_path: Path, scratch: Path, *args: str) -> subprocess.CompletedProc
     return proc
 
 
-def test_demo_shows_each_request_beside_what_redline_did(tmp_path: Path, scratch: Path) -> None:
-    proc = _demo(tmp_path, scratch)
+@pytest.fixture(scope="module")
+def ran(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], list[Path]]:
+    """One run of ``redline demo`` for the tests that read what it printed and left: its
+    outcome, and what it left in its temporary folder."""
+    base = tmp_path_factory.mktemp("demo")
+    scratch = base / "tmp"
+    scratch.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        hermetic(tmp_path_factory, patch)
+        proc = _demo(base, scratch)
+    return proc, list(scratch.iterdir())
+
+
+# The demo runs redline's commands as real processes, as a user would, and the real
+# redline script runs it.
+@pytest.mark.e2e
+def test_demo_shows_each_request_beside_what_redline_did(
+    ran: tuple[subprocess.CompletedProcess[str], list[Path]],
+) -> None:
+    proc, _ = ran
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     out = proc.stdout
@@ -74,8 +95,11 @@ def test_demo_shows_each_request_beside_what_redline_did(tmp_path: Path, scratch
     assert "flagged for review: match_type fuzzy is not one of: exact" in out
 
 
-def test_demo_shows_what_a_team_sees_through_git(tmp_path: Path, scratch: Path) -> None:
-    proc = _demo(tmp_path, scratch)
+@pytest.mark.e2e
+def test_demo_shows_what_a_team_sees_through_git(
+    ran: tuple[subprocess.CompletedProcess[str], list[Path]],
+) -> None:
+    proc, _ = ran
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     steps = [
@@ -150,12 +174,16 @@ def test_tolerated_names_each_difference() -> None:
     ]
 
 
-def test_demo_cleans_up_after_itself(tmp_path: Path, scratch: Path) -> None:
-    proc = _demo(tmp_path, scratch)
+@pytest.mark.e2e
+def test_demo_cleans_up_after_itself(
+    ran: tuple[subprocess.CompletedProcess[str], list[Path]],
+) -> None:
+    proc, left = ran
     assert proc.returncode == 0, proc.stderr
-    assert list(scratch.iterdir()) == []
+    assert left == []
 
 
+@pytest.mark.e2e
 def test_demo_keep_leaves_the_repository(tmp_path: Path, scratch: Path) -> None:
     proc = _demo(tmp_path, scratch, "--keep")
     assert proc.returncode == 0, proc.stderr

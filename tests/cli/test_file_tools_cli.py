@@ -1,18 +1,16 @@
-"""``redline apply`` (embedded) with write, delete and read, as the real process runs."""
+"""``redline apply`` (embedded) with write, delete and read, as the command line runs them
+(in this process, with the environment a subprocess would get: ``support.cli``)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cli_support import redline_script
 from gitmode_fixtures import scrubbed_env
-
-REDLINE = redline_script()
+from support import cli as inproc
 
 
 @pytest.fixture
@@ -34,16 +32,11 @@ def run(
     root: Path, env: dict[str, str], *requests: dict[str, Any], args: tuple[str, ...] = ()
 ) -> tuple[int, list[dict[str, Any]]]:
     payload = "".join(json.dumps(r) + "\n" for r in requests)
-    proc = subprocess.run(
-        [REDLINE, "apply", "--root", str(root), "--jsonl", *args],
-        input=payload.encode(),
-        capture_output=True,
-        env=env,
-        cwd=root,
-        timeout=120,
+    proc = inproc.run(
+        ["apply", "--root", str(root), "--jsonl", *args], input=payload, env=env, cwd=root
     )
-    assert "Traceback" not in proc.stderr.decode()
-    return proc.returncode, [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    assert "Traceback" not in proc.stderr
+    return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()]
 
 
 def test_each_tool_prints_its_result_as_json(root: Path, env: dict[str, str]) -> None:
@@ -123,9 +116,7 @@ def test_redline_schema_describes_the_requests_and_real_results_conform(
 ) -> None:
     import jsonschema
 
-    proc = subprocess.run(
-        [REDLINE, "schema"], capture_output=True, env=env, cwd=root, timeout=60, text=True
-    )
+    proc = inproc.run(["schema"], env=env, cwd=root)
     assert proc.returncode == 0, proc.stderr
     schema = json.loads(proc.stdout)
     defs = schema["request"]["$defs"]

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from cli_support import redline_script
 from redline.cli.main import cli
 from redline.tools.schema import RESULT, json_schema
+from support import cli as inproc
 
 
 @pytest.fixture
@@ -27,14 +26,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture
 def schema(env: dict[str, str], tmp_path: Path) -> dict[str, Any]:
-    proc = subprocess.run(
-        [redline_script(), "schema"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=60,
-    )
+    proc = inproc.run(["schema"], env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     loaded: dict[str, Any] = json.loads(proc.stdout)
@@ -151,16 +143,9 @@ def test_real_results_validate_against_the_result_model(
     (tmp_path / "a.py").write_text("x = 1\n\n\ndef f():\n    return 1\n")
     (tmp_path / "dup.py").write_text("z = 0\nz = 0\nw = 5\n")
     payload = "".join(json.dumps(r) + "\n" for r in REQUESTS) + "{not json\n"
-    proc = subprocess.run(
-        [redline_script(), "apply", "--jsonl", "--dry-run"],
-        input=payload.encode(),
-        capture_output=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=60,
-    )
+    proc = inproc.run(["apply", "--jsonl", "--dry-run"], input=payload, env=env, cwd=tmp_path)
     assert proc.returncode == 2
-    lines = proc.stdout.decode("utf-8").splitlines()
+    lines = proc.stdout.splitlines()
     assert len(lines) == len(REQUESTS) + 1
     statuses = []
     for text in lines:

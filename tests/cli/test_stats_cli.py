@@ -19,9 +19,10 @@ from typing import Any
 import click
 import pytest
 
-from gitmode_fixtures import REDLINE, git, git_mode, note_of
+from gitmode_fixtures import git, git_mode, note_of
 from redline.cli.stats import bar, parse_since
 from stats_fixtures import Scenario, built
+from support import cli as inproc
 
 
 @pytest.fixture(scope="module")
@@ -45,14 +46,7 @@ def run(
     s: Scenario, *args: str, repo: Path | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
     where = repo or s.repo
-    proc = subprocess.run(
-        [*REDLINE, "stats", "--repo", str(where), *args],
-        capture_output=True,
-        text=True,
-        env={**s.mode.env, **env},
-        cwd=where,
-        timeout=120,
-    )
+    proc = inproc.run(["stats", "--repo", str(where), *args], env={**s.mode.env, **env}, cwd=where)
     assert "Traceback" not in proc.stderr
     return proc
 

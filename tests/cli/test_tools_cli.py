@@ -1,6 +1,6 @@
 """``redline tools``: the tool list a model is shown, printed by the real command.
 
-Run as a subprocess (``python -m redline``, so this checkout's code) with an
+Run in this process as a subprocess would run it (``support.cli``), with an
 empty HOME and the user's config folder under ``tmp_path``.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,8 @@ from jsonschema import Draft202012Validator
 from conformance_paths import LENIENT_SCENARIOS, MALFORMED_SCENARIOS, SCENARIOS, scenario_names
 from conformance_paths import MISSING as NO_SCENARIOS
 from redline.tools.grammar import grammar_text
+from support import cli as inproc
+from support.env import without_caller_variables
 
 ENDPOINTS = ("responses", "chat", "anthropic")
 MODELS = ("gpt-5", "gpt-5-codex", "codex-auto-review", "claude-sonnet-4-5", "qwen3-coder", "o3")
@@ -29,7 +30,7 @@ MODELS = ("gpt-5", "gpt-5-codex", "codex-auto-review", "claude-sonnet-4-5", "qwe
 def env(tmp_path: Path) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir()
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REDLINE_"))}
+    clean = without_caller_variables(os.environ)
     clean.update(HOME=str(home), XDG_CONFIG_HOME=str(tmp_path / "xdg"))
     return clean
 
@@ -43,14 +44,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def tools(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "redline", "tools", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=60,
-    )
+    return inproc.run(["tools", *args], env=env, cwd=cwd)
 
 
 def tool_list(env: dict[str, str], cwd: Path, *args: str) -> list[dict[str, Any]]:

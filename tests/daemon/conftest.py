@@ -1,17 +1,9 @@
-"""Fixtures of the daemon tests: a real repository and a real daemon, stopped afterwards."""
+"""Fixtures of the daemon tests: a real repository, and one with a redline CLI whose daemon
+is stopped afterwards."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from gitmode_fixtures import FILES, gm, make_repo
+from gitmode_fixtures import gm
+from support.repos import repo
 
 __all__ = ["gm", "repo"]
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A repository on main with a few files, for what runs in this process."""
-    return make_repo(tmp_path / "repo", FILES, executable=("tool.sh",))

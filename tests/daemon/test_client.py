@@ -76,6 +76,7 @@ def full_queue(path: Path) -> Iterator[list[socket.socket]]:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
+@pytest.mark.daemon_process
 def test_the_listen_queue_holds_a_burst_of_a_thousand_clients(gm: GitMode) -> None:
     gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
     pid = gm.cli.pid()
@@ -87,6 +88,7 @@ def test_the_listen_queue_holds_a_burst_of_a_thousand_clients(gm: GitMode) -> No
     assert gm.cli.status()["running"] is True
 
 
+@pytest.mark.daemon_process
 def test_a_client_waits_while_the_queue_is_full(gm: GitMode) -> None:
     gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
     pid = gm.cli.pid()
@@ -107,6 +109,7 @@ def test_a_client_waits_while_the_queue_is_full(gm: GitMode) -> None:
     assert err == b""
 
 
+@pytest.mark.daemon_process
 def test_a_daemon_that_accepts_nothing_is_a_clear_message_after_the_deadline(
     gm: GitMode,
 ) -> None:

@@ -31,8 +31,10 @@ from gitmode_fixtures import (
 from redline.daemon.client import Client
 from redline.daemon.protocol import RpcError
 from redline.gitops import journal
+from support.requests import edit
 
-pytestmark = pytest.mark.slow
+# The daemon kills itself (REDLINE_FAULT) or is killed: a real process each time.
+pytestmark = [pytest.mark.slow, pytest.mark.daemon_process]
 
 FAULTS = [
     "before-journal",
@@ -68,10 +70,6 @@ def unreachable_entry(session: str, tip: str) -> journal.JournalEntry:
         notes={},
         files={},
     )
-
-
-def edit(path: str, old: str, new: str) -> dict[str, Any]:
-    return {"tool": "edit", "path": path, "old_string": old, "new_string": new}
 
 
 def assert_every_commit_has_its_note(records: list[CommitRecord]) -> None:

@@ -15,6 +15,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from gitmode_fixtures import (
     FILES,
     REDLINE,
@@ -32,6 +34,7 @@ from gitmode_fixtures import (
 from redline.daemon.client import Client
 from redline.gitops.packs import CONSOLIDATE_AFTER
 from redline.gitops.spares import KEEP
+from support.requests import edit, patch
 
 
 def state_dir(gm: GitMode) -> Path:
@@ -46,14 +49,6 @@ def expected_socket(gm: GitMode) -> Path:
         return natural
     digest = hashlib.sha256(str(common).encode()).hexdigest()[:16]
     return gm.runtime / "redline" / f"{digest}.sock"
-
-
-def edit(path: str, old: str, new: str) -> dict[str, object]:
-    return {"tool": "edit", "path": path, "old_string": old, "new_string": new}
-
-
-def patch(body: str) -> dict[str, object]:
-    return {"tool": "apply_patch", "patch": f"*** Begin Patch\n{body}*** End Patch\n"}
 
 
 # --- sessions, apply, log ----------------------------------------------------------------
@@ -148,7 +143,7 @@ def test_apply_through_the_daemon_with_exit_codes(gm: GitMode) -> None:
 
     code, missed = gm.cli.apply("s", edit("b.py", "no such text", "x"))
     assert code == 1
-    assert missed["status"] == "no_match"
+    assert missed["status"] == "no_match", missed["error"]
     assert missed["session"] == "s" and missed["commits"] == []
 
     code, bad = gm.cli.apply("s", {"tool": "edit", "path": "b.py"})
@@ -280,6 +275,10 @@ def test_the_packs_of_many_requests_are_rolled_up_as_they_go(gm: GitMode) -> Non
 def test_log_lists_the_commits_with_their_evidence(gm: GitMode) -> None:
     opened = gm.cli.open_session("s")
     _, one = gm.cli.apply("s", edit("b.py", "VALUE = 1", "VALUE = 2"))
+    # Changed while no daemon watches, so that the next request finds it for certain (its
+    # daemon walks the worktree): a running daemon's watcher reports a change a moment
+    # after it is made, and a request sent at once may come before the report.
+    gm.cli.ok("daemon", "stop", "--repo", str(gm.repo))
     (Path(opened["worktree"]) / "c.txt").write_text("changed outside\n")
     _, two = gm.cli.apply("s", edit("a.py", "'Hello, ' + name", "'Hi, ' + name"))
     assert [c["source"] for c in two["commits"]] == ["external", "agent"]
@@ -355,6 +354,7 @@ def test_the_daemon_exits_when_idle(gm: GitMode) -> None:
     assert not gm.cli.pid_file.exists()
 
 
+@pytest.mark.daemon_process
 def test_a_killed_daemon_is_replaced_on_demand(gm: GitMode) -> None:
     gm.cli.open_session("s")
     old = gm.cli.status()
@@ -493,6 +493,7 @@ def test_commands_started_at_once_share_one_daemon(gm: GitMode) -> None:
     assert log.count("listening on") == 1, log  # the losers never got past the lock
 
 
+@pytest.mark.daemon_process
 def test_sigterm_stops_the_daemon_cleanly(gm: GitMode) -> None:
     gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
     status = gm.cli.status()
@@ -502,6 +503,34 @@ def test_sigterm_stops_the_daemon_cleanly(gm: GitMode) -> None:
     assert not gm.cli.pid_file.exists()
     assert gm.cli.status()["running"] is False
     assert "stopped" in (state_dir(gm) / "daemon.log").read_text()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_daemon_run_in_the_foreground_stops_quietly_on_a_signal(
+    gm: GitMode, signum: int
+) -> None:
+    """`redline daemon run` under a supervisor or a terminal: a stop it was asked for,
+    exit 0, nothing said (its log says it stopped)."""
+    proc = subprocess.Popen(
+        [*REDLINE, "daemon", "run", "--repo", str(gm.repo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=gm.env,
+        cwd=gm.repo,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not gm.cli.status()["running"]:
+            assert time.monotonic() < deadline, "the daemon did not start"
+            time.sleep(0.05)
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert (proc.returncode, out, err) == (0, b"", b"")
+    assert (state_dir(gm) / "daemon.log").read_text().rstrip().endswith("INFO stopped")
 
 
 # --- a clean stop ----------------------------------------------------------------------------

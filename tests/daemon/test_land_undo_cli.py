@@ -11,12 +11,9 @@ import json
 from pathlib import Path
 
 from gitmode_fixtures import GitMode, note_of, porcelain, rev
+from support.requests import edit
 
 B_OLD, B_NEW = "VALUE = 1", "VALUE = 2"
-
-
-def edit(path: str, old: str, new: str) -> dict[str, object]:
-    return {"tool": "edit", "path": path, "old_string": old, "new_string": new}
 
 
 def test_undo_through_the_daemon(gm: GitMode) -> None:

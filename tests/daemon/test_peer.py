@@ -192,8 +192,8 @@ def live(gm: GitMode) -> Path:
 def test_the_client_refuses_a_daemon_it_cannot_verify(
     live: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sys, "platform", "plan9")
-    with pytest.raises(UntrustedDaemon) as caught:
+    with monkeypatch.context() as edge, pytest.raises(UntrustedDaemon) as caught:
+        edge.setattr(sys, "platform", "plan9")
         Client(live)
     assert caught.value.uid is None
     assert str(caught.value) == (

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
+import os
 
-from redline.daemon.protocol import SHUTTING_DOWN
+import pytest
+
+from redline.daemon.protocol import REPOSITORY_ERROR, SHUTTING_DOWN
 from redline.daemon.server import _refused_while_stopping
+from redline.daemon.service import error_for
 
 REFUSAL = (
     "the daemon is stopping and takes no new request; send it again once it has stopped "
@@ -32,3 +38,16 @@ def test_a_line_that_is_not_a_request_is_refused_without_an_id() -> None:
         answer = _refused_while_stopping(line)
         assert answer is not None
         assert answer["id"] is None and answer["error"]["code"] == SHUTTING_DOWN
+
+
+def test_a_method_the_machine_stops_is_answered_with_what_ran_out(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="redline.daemon"):
+        err = error_for(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/r/.git/index.lock"))
+    assert err.code == REPOSITORY_ERROR
+    assert err.data == (
+        "the disk is full (No space left on device); free space on the file system that "
+        "holds /r/.git/index.lock, then retry"
+    )
+    assert not [r for r in caplog.records if r.exc_info]  # no traceback: it is no bug

@@ -11,10 +11,7 @@ import json
 from pathlib import Path
 
 from gitmode_fixtures import GitMode, branch_commits, git, porcelain, rev
-
-
-def edit(path: str, old: str, new: str) -> dict[str, object]:
-    return {"tool": "edit", "path": path, "old_string": old, "new_string": new}
+from support.requests import edit
 
 
 def test_a_closed_session_keeps_its_history_and_resumes(gm: GitMode) -> None:

@@ -10,7 +10,9 @@ exact request's bytes or a refusal (nothing written), never a third text.
 
 The example budget is small so the file runs in CI on every change;
 ``REDLINE_INVARIANT_EXAMPLES`` overrides it (``bench/invariants.py`` runs a
-longer budget). With ``REDLINE_INVARIANT_LOG`` set, every outcome is appended
+longer budget). ``REDLINE_INVARIANT_CORPUS`` (folders or files, separated by
+``os.pathsep``) draws the files from there instead: any text file of a
+repository — Markdown, RST, YAML, TOML, Rust, Go, JavaScript as well as Python. With ``REDLINE_INVARIANT_LOG`` set, every outcome is appended
 to that file as a JSON line; with ``REDLINE_INVARIANT_COLLECT`` set, a wrong
 result is logged instead of failing the test, so a long run sees them all.
 """
@@ -23,18 +25,31 @@ import functools
 import json
 import keyword
 import os
+import random
 import re
 import sysconfig
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from perturbations import FORMAT_PERTURBATIONS, typo_variants
+from perturbations import (
+    FORMAT_PERTURBATIONS,
+    Perturbation,
+    combinations,
+    erases_trailing_whitespace,
+    name_of,
+    perturb_chain,
+    perturb_pair,
+    rewrites_added_text,
+    typo_variants,
+    typographic,
+)
 from redline.engine.edit import EditItem, EditOutcome, EditRequest, apply_edit
+from redline.engine.fold import translate_punctuation
 from redline.engine.patch import PatchOutcome, apply_patch
 from redline.engine.patch_plan import MemorySnapshot
 
@@ -162,8 +177,78 @@ def _with_cjk_comments(text: str) -> str:
     return "\n".join(out)
 
 
+_CORPUS_ENV = "REDLINE_INVARIANT_CORPUS"
+_TEXT_FILES = frozenset(
+    {
+        *(".py", ".pyi", ".md", ".rst", ".txt", ".yaml", ".yml", ".toml", ".cfg", ".ini"),
+        *(".rs", ".go", ".js", ".jsx", ".ts", ".tsx", ".html", ".css", ".c", ".h", ".sh"),
+    }
+)
+_MAX_CORPUS_FILES = 400
+_MAX_CORPUS_BYTES = 300_000
+
+
+def _unit_of(text: str) -> str:
+    """The file's indentation unit: a tab, or its most common step of spaces."""
+    tabbed = spaced = 0
+    steps: dict[int, int] = {}
+    previous = 0
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        indent = _indent(line)
+        tabbed += indent.startswith("\t")
+        spaced += indent.startswith(" ")
+        width = len(indent.expandtabs(4))
+        if width > previous:
+            steps[width - previous] = steps.get(width - previous, 0) + 1
+        previous = width
+    if tabbed > spaced:
+        return "\t"
+    step = max((2, 4, 8), key=lambda k: steps.get(k, 0))
+    return " " * step
+
+
+def _files_of(paths: str) -> list[Path]:
+    found: list[Path] = []
+    for entry in paths.split(os.pathsep):
+        root = Path(entry)
+        if root.is_file():
+            found.append(root)
+            continue
+        for path in sorted(root.rglob("*")):
+            if ".git" in path.parts or not path.is_file():
+                continue
+            if path.suffix.lower() in _TEXT_FILES and path.stat().st_size <= _MAX_CORPUS_BYTES:
+                found.append(path)
+    if len(found) > _MAX_CORPUS_FILES:
+        found = sorted(random.Random(0).sample(found, _MAX_CORPUS_FILES))
+    return found
+
+
+def _outside_corpus(paths: str) -> tuple[Source, ...]:
+    """Text files from ``paths`` (the bench's ``--corpus``), each cut to its first lines."""
+    sources = []
+    for path in _files_of(paths):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "\r" in text or text.startswith("\ufeff") or "\x00" in text:
+            continue
+        lines = text.split("\n")[:_MAX_LINES]
+        text = "\n".join(lines).rstrip("\n") + "\n"
+        if sum(1 for line in lines if line.strip()) >= 10:
+            sources.append(Source(str(path), text, _unit_of(text)))
+    assert sources, f"{_CORPUS_ENV}={paths!r} holds no text file of 10 lines or more"
+    return tuple(sources)
+
+
 @functools.cache
 def _corpus() -> tuple[Source, ...]:
+    outside = os.environ.get(_CORPUS_ENV)
+    if outside:
+        return _outside_corpus(outside)
     root = Path(sysconfig.get_paths()["stdlib"])
     sources = []
 
@@ -197,6 +282,7 @@ def _corpus() -> tuple[Source, ...]:
     return tuple(sources)
 
 
+@pytest.mark.skipif(bool(os.environ.get(_CORPUS_ENV)), reason="another corpus")
 def test_corpus_has_every_shape() -> None:
     names = [s.name for s in _corpus()]
     assert any(n.endswith("[tabs]") for n in names)
@@ -492,6 +578,155 @@ def test_format_perturbed_edit_gives_exact_bytes_or_refusal(edit: Edit) -> None:
     _check("format_edit", failures)
 
 
+# --------------------------------------------------------------------------- 1b. combined
+
+
+def _lf(text: str) -> str:
+    """A request's text as the engine reads it (old and new arrive with LF)."""
+    return text.replace("\r\n", "\n")
+
+
+def _other_text(old: str, exact: str, text: str) -> bool:
+    """The perturbed old_string is another block of the file, or one up to its quotes and
+    dashes (then the punctuation tier rightly takes it). CRLF alone is not."""
+    if old != exact and old in text:
+        return True
+    folded = translate_punctuation(old)
+    return folded != translate_punctuation(exact) and folded in translate_punctuation(text)
+
+
+def _chains(
+    seed: int, old: str, new: str, sizes: tuple[int, ...], marks: bool = True
+) -> list[tuple[Perturbation, ...]]:
+    """Combinations of perturbations that apply to this request, one per size."""
+    applicable = tuple(
+        f
+        for f in FORMAT_PERTURBATIONS
+        if perturb_pair(f, old, new) is not None and (marks or f.__name__ not in _MARKS)
+    )
+    rng = random.Random(seed)
+    chains = [combinations(rng, size, applicable) for size in sizes]
+    return [chain for chain, size in zip(chains, sizes, strict=True) if len(chain) == size]
+
+
+_MARKS = ("curly_quotes", "straight_quotes", "dashes", "straight_dashes", "cjk_to_ascii")
+
+
+@_budget(200)
+@given(edit=edits(), seed=st.integers(0, 2**32 - 1))
+def test_combined_format_perturbations_give_exact_bytes_or_refusal(edit: Edit, seed: int) -> None:
+    """Two or three format perturbations at once (a re-indent, trailing spaces and
+    curly quotes, say): still the exact request's bytes, or a refusal."""
+    expected = _exact(edit)
+    data = edit.text.encode()
+    failures: list[str] = []
+    for chain in _chains(seed, edit.old, edit.new, (2, 3)):
+        label = f"{len(chain)} at once"
+        pair = perturb_chain(chain, edit.old, edit.new)
+        assert pair is not None
+        old_p, new_p = pair
+        in_file = _other_text(_lf(old_p), edit.old, edit.text)
+        erased = erases_trailing_whitespace(chain, edit.old, edit.new)
+        if in_file or erased or old_p == new_p or rewrites_added_text(chain, edit.old, edit.new):
+            _record("combined_edit", label, "skipped")
+            continue
+        _verdict(
+            "combined_edit",
+            label,
+            f"{edit.where()} [{name_of(chain)}]",
+            functools.partial(_edit, data, old_p, new_p),
+            expected,
+            old_p,
+            new_p,
+            failures,
+        )
+    _check("combined_edit", failures)
+
+
+# --------------------------------------------------------------------------- 1c. reverse marks
+
+
+def _typographic(edit: Edit) -> Edit | None:
+    """The edit in a copy of its file written with typographic marks (“quotes”, ’, – and
+    —) on every line but those the edit changes, which keep their ASCII: the exact
+    request quotes the file's marks on the lines it keeps and adds ASCII text. None
+    when no line the edit keeps has a mark to change."""
+    lines = edit.text.split("\n")
+    n = len(edit.old_lines)
+    kept = edit.kept
+    ascii_lines = {edit.start + i for i in range(n) if i not in kept}
+    lines = [
+        line if k in ascii_lines else typographic(line) or line for k, line in enumerate(lines)
+    ]
+    block = lines[edit.start : edit.start + n]
+    if block == list(edit.old_lines):
+        return None
+    new_lines = tuple(
+        (block[origin] if origin is not None else text, origin) for text, origin in edit.new_lines
+    )
+    text = "\n".join(lines)
+    old, new = _join(block), _join([line for line, _ in new_lines])
+    if text.count(old) != 1:
+        return None
+    source = Source(f"{edit.source.name}[typographic]", text, edit.source.unit)
+    return replace(
+        edit, source=source, old_lines=tuple(block), new_lines=new_lines, old=old, new=new
+    )
+
+
+@_budget(200)
+@given(edit=edits(fragments=False), seed=st.integers(0, 2**32 - 1))
+def test_reverse_marks_give_exact_bytes_or_refusal(edit: Edit, seed: int) -> None:
+    """The file has typographic marks, the agent types ASCII — alone, or with one or two
+    other perturbations: the exact request's bytes (the file's marks on the lines the
+    edit keeps, the agent's ASCII where it adds or changes text), or a refusal. The
+    same for the edit as an apply_patch hunk."""
+    typo = _typographic(edit)
+    assume(typo is not None)
+    assert typo is not None
+    expected = _exact(typo)
+    data = typo.text.encode()
+    failures: list[str] = []
+    for chain in [(), *_chains(seed, edit.old, edit.new, (1, 2), marks=False)]:
+        label = "edit" if not chain else f"edit + {len(chain)} more"
+        pair = perturb_chain(chain, edit.old, edit.new)
+        assert pair is not None
+        old_p, new_p = pair
+        if _other_text(_lf(old_p), typo.old, typo.text) or old_p == new_p:
+            _record("reverse_marks", label, "skipped")
+            continue
+        _verdict(
+            "reverse_marks",
+            label,
+            f"{typo.where()} [{name_of(chain) or 'ASCII'}]",
+            functools.partial(_edit, data, old_p, new_p),
+            expected,
+            old_p,
+            new_p,
+            failures,
+        )
+    # The same as a patch: the hunk with ASCII context against the typographic file.
+    exact_patch = _run_patch(_patch(_hunk_lines(typo, expected)), data)
+    if exact_patch.result.status == "applied" and len(exact_patch.changes) == 1:
+        result = exact_patch.changes[0].after
+        lines = _hunk_lines(edit, _exact(edit))
+        patch = _patch(lines)
+        out = _run_patch(patch, data)
+        got = out.changes[0].after if len(out.changes) == 1 else None
+        if not out.changes and out.result.status != "applied":
+            _record("reverse_marks", "patch", "refused")
+        elif got == result and out.result.status == "applied":
+            _record("reverse_marks", "patch", "right")
+        else:
+            failures.append(
+                f"[patch] {typo.where()}: {out.result.status} via {out.result.match_type}; "
+                f"expected bytes or a refusal\npatch={patch!r}\n"
+                f"{_diff((result or b'').decode(), (got or b'').decode())}"
+            )
+            _record("reverse_marks", "patch", "wrong", failures[-1])
+    _check("reverse_marks", failures)
+
+
 # --------------------------------------------------------------------------- 2. apply_patch
 
 
@@ -670,7 +905,7 @@ def test_typo_on_a_line_the_edit_keeps_gives_exact_bytes_or_refusal(
     slip = data.draw(st.sampled_from(typo_variants(edit.old_lines[j])))
     old_t = _join([slip if i == j else line for i, line in enumerate(edit.old_lines)])
     new_t = _join([slip if origin == j else line for line, origin in edit.new_lines])
-    assume(not _whitespace_copy(old_t, edit.text))
+    assume(not _whitespace_copy(old_t, edit.text) and old_t not in edit.text)
     expected = _exact(edit)
     failures: list[str] = []
     _verdict(
@@ -700,7 +935,10 @@ def test_typo_on_a_line_the_edit_changes_gives_exact_bytes_or_refusal(
     j = data.draw(st.sampled_from(changed))
     slip = data.draw(st.sampled_from(typo_variants(edit.old_lines[j])))
     old_t = _join([slip if i == j else line for i, line in enumerate(edit.old_lines)])
+    # (A slip can make old_string other text of the file: "on:" slipped to "on" ends
+    # "setup-python". Then the request quotes that text.)
     assume(not _whitespace_copy(old_t, edit.text) and old_t != edit.new)
+    assume(old_t not in edit.text)
     expected = _exact(edit)
     failures: list[str] = []
     _verdict(
@@ -877,6 +1115,7 @@ def test_matched_text_is_the_replaced_span_and_endings_and_encoding_survive(
         raise AssertionError(detail)
 
 
+@pytest.mark.skipif(bool(os.environ.get(_CORPUS_ENV)), reason="another corpus")
 @pytest.mark.parametrize("variant", _ENCODINGS, ids=[v[0] for v in _ENCODINGS])
 def test_exact_edit_keeps_encoding_and_newlines_of_a_real_file(
     variant: tuple[str, str, str],

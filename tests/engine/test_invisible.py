@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from redline.engine.invisible import (
     ALWAYS_INVISIBLE,
     BOM,
+    JOINERS,
     SOFT_HYPHEN,
     WORD_JOINER,
     ZWJ,
@@ -36,7 +37,6 @@ VS16 = "\ufe0f"  # VARIATION SELECTOR-16 (emoji presentation)
     ("char", "name"),
     [
         (ZWSP, "U+200B"),
-        (ZWNJ, "U+200C"),
         (WORD_JOINER, "U+2060"),
         (BOM, "U+FEFF"),
         (SOFT_HYPHEN, "U+00AD"),
@@ -58,6 +58,42 @@ def test_zwj_outside_an_emoji_sequence_is_removed() -> None:
     text, removed = clean(f"fo{ZWJ}o = b{ZWJ}ar{ZWJ}")
     assert text == "foo = bar"
     assert removed == Counter({ZWJ: 3})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(f"def{ZWNJ} f(x):{ZWNJ}\n    return{ZWNJ} x{ZWNJ}", id="latin"),
+        pytest.param(f"中{ZWNJ}文 {ZWJ}ب", id="cjk-and-before-a-letter"),
+        pytest.param(f"ب{ZWNJ} ب{ZWNJ}", id="arabic-before-a-space-or-the-end"),
+        pytest.param(f"{ZWNJ}ب", id="at-the-start"),
+    ],
+)
+def test_zwnj_and_zwj_outside_the_scripts_that_write_them_are_removed(text: str) -> None:
+    cleaned, removed = clean(text)
+    assert not {ZWNJ, ZWJ} & set(cleaned)
+    assert cleaned == "".join(c for c in text if c not in (ZWNJ, ZWJ, ZWSP))
+    assert sum(removed.values()) == len(text) - len(cleaned)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("می\u200cروم به خانه\u200cها", id="persian-zwnj"),
+        pytest.param("ن\u200dب", id="arabic-zwj"),
+        pytest.param("नमस्\u200dते, क्\u200dष", id="devanagari-zwj-after-virama"),
+        pytest.param("ক্\u200cষ", id="bengali-zwnj"),
+        pytest.param("ര്\u200d", id="malayalam-chillu-at-the-end-is-not-between"),
+        pytest.param("👨\u200d👩\u200d👧 👍🏽\u200d", id="emoji"),
+    ],
+)
+def test_zwnj_and_zwj_inside_the_words_of_scripts_that_write_them_are_kept(text: str) -> None:
+    # Between two letters (or a letter and its mark) of Persian, Arabic, the Indic
+    # scripts, and inside emoji sequences, they are part of the text.
+    cleaned, removed = clean(text)
+    kept = text if not text.endswith("\u200d") else text[:-1]
+    assert cleaned == kept
+    assert sum(removed.values()) == len(text) - len(kept)
     assert clean(f"{ZWJ}👍")[0] == "👍"  # nothing before it
     assert clean(f"👍{ZWJ}")[0] == "👍"  # nothing after it
     assert clean(f"👍{ZWJ}x")[0] == "👍x"  # not an emoji after it
@@ -185,8 +221,8 @@ def test_empty_text() -> None:
 
 
 def test_classification_helpers() -> None:
-    assert {ZWSP, ZWNJ, WORD_JOINER, BOM, SOFT_HYPHEN} == ALWAYS_INVISIBLE
-    assert ZWJ not in ALWAYS_INVISIBLE
+    assert {ZWSP, WORD_JOINER, BOM, SOFT_HYPHEN} == ALWAYS_INVISIBLE
+    assert {ZWNJ, ZWJ} == JOINERS
     assert all(is_emoji(c) for c in "👨👩😀❤☠⚕🤝🗨⌚⭐©®™")
     assert not any(is_emoji(c) for c in "a1中é\u200d\ufe0f")
     assert is_combining(ACUTE)
@@ -213,7 +249,7 @@ def test_clean_only_deletes_and_counts_what_it_deletes(text: str) -> None:
     assert all(char in rest for char in cleaned)
     assert Counter(text) - Counter(cleaned) == removed
     for char in removed:
-        assert char in ALWAYS_INVISIBLE or char == ZWJ or is_combining(char)
+        assert char in ALWAYS_INVISIBLE or char in JOINERS or is_combining(char)
 
 
 @given(TEXTS)

@@ -187,3 +187,49 @@ def test_absent_text_reports_nearest_miss() -> None:
     found = chain(FILE, "def remove(path):\n    os.unlink(path)\n")
     assert found.match_type is None
     assert found.nearest is None or found.nearest.score < 0.8
+
+
+# --- honest confidence: a tolerant match never records 1.0 ----------------------------------
+
+
+def _long_block_with_a_typo() -> tuple[str, str, str]:
+    """A 300-line block whose old_string has one real typo: 0.99996 similar."""
+    lines = [f"    value_{i} = compute(argument_{i}, other_{i})  # step {i}" for i in range(300)]
+    block = "\n".join(lines)
+    text = "def f():\n" + block + "\n    return 1\n"
+    old = block.replace("argument_150,", "argment_150,")  # a dropped letter
+    return text, old, block
+
+
+def test_a_long_fuzzy_match_reports_less_than_one() -> None:
+    from redline.engine.edit import EditItem, EditRequest, apply_edit
+    from redline.engine.policy import Policy, Rule
+    from redline.engine.similarity import ratio
+
+    text, old, block = _long_block_with_a_typo()
+    assert round(ratio(old, block), 4) == 1.0  # what was recorded before
+    outcome = apply_edit(
+        text.encode(), EditRequest("a.py", (EditItem(old, old.replace("step 0", "first")),))
+    )
+    result = outcome.result
+    assert (result.status, result.match_type) == ("applied", "fuzzy")
+    assert result.confidence is not None and result.confidence < 1.0
+    assert all(m.confidence < 1.0 for m in result.matches)
+    # so a policy that takes only full confidence refuses it
+    strict = Policy(rules=(Rule("r", ("**",), None, 1.0),))
+    assert strict.check("a.py", "fuzzy", result.confidence)
+
+
+@pytest.mark.parametrize("score", [1.0, 0.99999999, 0.99996, 0.9999])
+def test_honest_confidence_caps_every_tolerant_match_below_one(score: float) -> None:
+    from redline.engine.match import TOLERANT_CEILING, honest_confidence
+
+    for match_type in ("fuzzy", "line_fuzzy", "whitespace", "punctuation"):
+        assert honest_confidence(match_type, score) == min(score, TOLERANT_CEILING) < 1.0
+    assert honest_confidence("exact", 1.0) == 1.0
+
+
+def test_honest_confidence_keeps_the_unrounded_value() -> None:
+    from redline.engine.match import honest_confidence
+
+    assert honest_confidence("fuzzy", 0.849996) == 0.849996  # not 0.85

@@ -229,3 +229,41 @@ def test_strip_root(path: str, root: str, inside: str | None) -> None:
 )
 def test_names_git(path: str, expected: bool) -> None:
     assert names_git(path) is expected
+
+
+# --- control and bidirectional characters ----------------------------------------------------
+
+CONTROLS = [chr(c) for c in (*range(1, 0x20), 0x7F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))]
+
+
+@pytest.mark.parametrize("char", CONTROLS, ids=lambda c: f"U+{ord(c):04X}")
+def test_every_control_and_bidi_character_is_refused(char: str) -> None:
+    message = refused(f"src/a{char}b.py")
+    assert f"contains a control character (U+{ord(char):04X}" in message
+    assert "name the file without it" in message
+    assert char not in message  # the message quotes it escaped
+
+
+@pytest.mark.parametrize("char", ["\u200e", "\u00e9", "\u4e2d", "\u0301", " ", "~"])
+def test_other_characters_are_accepted(char: str) -> None:
+    assert checked_path(f"a{char}b.py") == f"a{char}b.py"
+
+
+def test_shown_path_quotes_and_escapes_what_a_terminal_would_act_on() -> None:
+    from redline.engine.paths import shown_path
+
+    assert shown_path("src/a b.py") == "src/a b.py"
+    forged = shown_path("a\nRedline-Edit: deadbeef0000\nb.py")
+    assert forged == '"a\\nRedline-Edit: deadbeef0000\\nb.py"'
+    assert "\n" not in forged
+    assert shown_path('x\u202e"\\\x1b.py') == '"x\\u202e\\"\\\\\\x1b.py"'
+    for char in CONTROLS:
+        assert char not in shown_path(f"a{char}b")
+
+
+def test_safe_text_keeps_only_the_line_breaks_asked_for() -> None:
+    from redline.engine.paths import safe_text
+
+    assert safe_text("+a\n-\tb\n") == "+a\n-\tb\n"
+    assert safe_text("x\x1b[2J\ry\u2066") == "x\\x1b[2J\\ry\\u2066"
+    assert safe_text("one\ntwo", keep="") == "one\\ntwo"

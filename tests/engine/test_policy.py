@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from redline.engine.policy import (
     DEFAULT_PROTECTED,
@@ -203,13 +205,35 @@ def test_an_empty_policy_passes_everything() -> None:
         ".githooks/pre-commit",
         ".husky/pre-push",
         "sub/project/.redline.toml",
+        "lefthook.yml",
+        ".lefthook.yaml",
+        "lefthook-local.yml",
+        ".github/workflows/redline.yml",
+        ".github/workflows/nested/ci.yaml",
+        ".github/actions/setup/action.yml",
+        ".gitlab-ci.yml",
+        ".gitlab/ci/test.yml",
+        ".circleci/config.yml",
+        ".travis.yml",
+        "azure-pipelines.yml",
+        "bitbucket-pipelines.yml",
+        "Jenkinsfile",
+        "services/api/Jenkinsfile",
+        ".buildkite/pipeline.yml",
+        ".drone.yml",
+        ".woodpecker/build.yml",
+        "appveyor.yml",
+        ".cirrus.yml",
+        ".gitea/workflows/ci.yml",
+        ".forgejo/workflows/ci.yml",
     ],
 )
-def test_default_rules_flag_every_edit_of_the_policy_and_hook_files(path: str) -> None:
+def test_default_rules_flag_every_edit_of_the_guard_files(path: str) -> None:
     policy = Policy(rules=default_rules())
-    expected = [Violation("default (policy and hook files)", path, GUARD_FILE_REASON)]
+    expected = [Violation("default (guard files: policy, hooks, CI)", path, GUARD_FILE_REASON)]
     assert GUARD_FILE_REASON == (
-        "edits to the guard's own policy and hook files need a person's approval"
+        "edits to the guard's own files (its policy, hook configuration and CI definitions) "
+        "need a person's approval"
     )
     # whatever the match type: tolerant, exact, or none at all (add, delete, write)
     for match_type in (*MATCH_TYPES, None):
@@ -217,10 +241,30 @@ def test_default_rules_flag_every_edit_of_the_policy_and_hook_files(path: str) -
     assert policy.check(path, "fuzzy", 0.5) == expected  # one flag, not one per reason
 
 
-def test_default_rules_leave_other_files_alone() -> None:
+@pytest.mark.parametrize(
+    "path",
+    [
+        "src/app.py",
+        "pyproject.toml",
+        "docs/workflows/ci.yml",  # a workflows folder that is not GitHub's
+        "src/.github/workflows.py",
+        "github/workflows/ci.yml",
+        "Jenkinsfile.md",
+    ],
+)
+def test_default_rules_leave_other_files_alone(path: str) -> None:
     policy = Policy(rules=default_rules())
-    assert policy.check("src/app.py", "fuzzy", 0.81) == []
-    assert policy.check("pyproject.toml", "fuzzy", 0.81) == []
+    assert policy.check(path, "fuzzy", 0.81) == []
+    assert policy.check(path, "exact", 1.0) == []
+
+
+def test_the_policy_adds_guard_files_as_a_rule_of_their_own() -> None:
+    policy = Policy(rules=default_rules((), ("deploy/**", "Makefile")))
+    [violation] = policy.check("deploy/prod.sh", "exact", 1.0)
+    assert violation.rule == "guard.files (deploy/**, Makefile)"
+    assert violation.reason == GUARD_FILE_REASON
+    assert policy.check("tools/Makefile", None, 0.0)
+    assert policy.check(".gitlab-ci.yml", "exact", 1.0)  # the defaults still hold
 
 
 def test_default_rules_take_extra_paths() -> None:
@@ -323,3 +367,20 @@ def test_a_join_validates_the_paths_of_both() -> None:
     # a session policy without [[validate]] does not turn the base's off
     assert Policy("review", default_rules()).stricter(base, "at the base").validates("a.py")
     assert base.stricter(Policy("review", default_rules()), "x") is base
+
+
+# --- globs without wildcards are matched without pathspec, the same way ---------------------
+
+LITERAL_GLOBS = [*DEFAULT_PROTECTED, "src/auth", "/src", "docs", "a b", "/a/b/**", "x.y/**"]
+NAMES = ["src", "auth", "docs", "a b", "a", "b", "x.y", "Jenkinsfile", "lefthook.yml",
+         ".github", "workflows", "ci.yml", ".husky", ".redline.toml", ".gitlab-ci.yml"]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(NAMES), min_size=1, max_size=4))
+def test_a_glob_without_wildcards_matches_as_pathspec_reads_it(parts: list[str]) -> None:
+    from redline.engine.policy import _compile, _literal_form
+
+    path = "/".join(parts)
+    for pattern in LITERAL_GLOBS:
+        assert _literal_form(pattern) is not None, pattern
+        assert glob_matches(pattern, path) == _compile(pattern).match_file(path), (pattern, path)

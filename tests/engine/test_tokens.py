@@ -62,6 +62,25 @@ def test_a_name_the_block_writes_two_ways_is_a_conflict_where_added() -> None:
         TokenMap(pairs, frozenset()).carry("memo.clear()", 0)
 
 
-def test_quotes_map_by_whether_they_open_or_close() -> None:
-    tokens = TokenMap([('say "hi"', "say “hi”", True)], frozenset())
-    assert tokens.carry('log("done")', 0) == "log(“done”)"
+def test_curly_quotes_the_agent_types_map_back_by_whether_they_open_or_close() -> None:
+    tokens = TokenMap([("say “hi” and ‘bye’", "say \"hi\" and 'bye'", True)], frozenset())
+    assert tokens.carry("log(“done”, ‘x’)", 0) == "log(\"done\", 'x')"
+
+
+@pytest.mark.parametrize(
+    ("block", "added"),
+    [
+        (('say "hi"', "say “hi”"), 'log("done")'),
+        (("it's", "it’s"), "f'<a {x}>'"),
+        (("a - b", "a — b"), "run(--fast)"),
+        (("a - b", "a – b"), "x = well-tested - 5"),
+        (("f(a, b).", "f(a，b)。"), "g(a, b)."),
+    ],
+)
+def test_an_ascii_mark_the_agent_adds_is_written_as_typed(
+    block: tuple[str, str], added: str
+) -> None:
+    # The block shows the file writing a typographic twin for the agent's ASCII mark;
+    # in text the agent adds, the mark it typed is the one it means.
+    tokens = TokenMap([(*block, True)], frozenset())
+    assert tokens.carry(added, 0) == added

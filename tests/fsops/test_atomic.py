@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
 
 import pytest
 
+from redline.fsops import atomic
 from redline.fsops.atomic import LockHeld, locked, replace_file
 
 
@@ -91,3 +93,27 @@ def test_a_lock_with_content_is_refused_like_any_other_when_held(tmp_path: Path)
         pass
     assert (tmp_path / "main.lock").read_text() == "git's\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["main.lock"]
+
+
+def test_a_lock_taken_without_a_descriptor_to_spare_is_not_left_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lock is linked from its staged content, then opened again (dup): when that finds
+    no descriptor left, the lock goes, or it would block every later writer."""
+    target = tmp_path / "ref"
+    target.write_text("old\n")
+
+    def no_descriptor(fd: int) -> int:
+        raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+
+    monkeypatch.setattr(atomic.os, "dup", no_descriptor)
+    with (
+        pytest.raises(OSError, match="Too many open files"),
+        atomic.locked(target, content=b"new\n"),
+    ):
+        pass
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ref"]
+    with atomic.locked(target, content=b"new\n"):
+        pass
+    assert target.read_text() == "new\n"

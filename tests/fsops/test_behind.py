@@ -104,7 +104,10 @@ def test_a_file_that_cannot_be_written_fails_its_answers(
     first, second = behind.flush()
     for answer, path in ((first, "a.py"), (second, "b.py")):
         assert answer["status"] == "failed"
-        assert answer["error"] == f"cannot write {path!r}: Permission denied; the file is unchanged"
+        error = answer["error"]
+        assert error.startswith(f"cannot write {path!r}: permission was denied (Permission denied)")
+        assert f"give your user write access to {root / path}" in error
+        assert error.endswith("then retry. The file is unchanged")
     assert (root / "a.py").read_text() == "a = 1\nb = 2\nc = 3\n"
 
 

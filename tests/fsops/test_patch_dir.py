@@ -307,14 +307,38 @@ def test_write_failure_midway_rolls_back_this_requests_writes(
     failed = ["a.txt", "moved/deep/b.txt", "created/new.txt", "src/app.py"][failing_call - 1]
     assert result.path == failed
     assert result.error == (
-        f"cannot write {failed}: No space left on device; this request's writes were rolled "
-        "back and nothing changed. Fix the file's permissions or free space, then retry."
+        f"cannot write {failed}: the disk is full (No space left on device); free space on the "
+        f"file system that holds {root / failed}, then retry. This request's writes were rolled "
+        "back and nothing changed"
     )
     # Rewritten files are restored byte for byte, deleted ones come back, created
     # files (and the directories made for them) are gone.
     assert tree(root) == before
     assert leftovers(root) == []
     assert result.committed == []
+
+
+def test_a_disk_that_stays_full_cannot_keep_the_rollback_from_happening(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the disk is full no file can be written any more, the rollback's included: it
+    gives the replaced and deleted files their old inodes back, which takes no space."""
+    before = tree(root)
+    real = fs_patch.write_atomic
+    calls: list[Path] = []
+
+    def full_from_the_fourth(path: Path, data: bytes) -> None:
+        calls.append(path)
+        if len(calls) >= 4:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real(path, data)
+
+    monkeypatch.setattr(fs_patch, "write_atomic", full_from_the_fourth)
+    result = apply_patch_in_directory(root, ROLLBACK_PATCH)
+    assert result.status == "failed"
+    assert len(calls) == 4  # the rollback wrote nothing
+    assert tree(root) == before
+    assert leftovers(root) == []
 
 
 def test_rollback_restores_crlf_bytes_exactly(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -332,7 +356,7 @@ def test_rollback_restores_crlf_bytes_exactly(root: Path, monkeypatch: pytest.Mo
     result = apply_patch_in_directory(root, text)
     assert result.status == "failed"
     assert result.error is not None
-    assert result.error.startswith("cannot write z.txt: Permission denied;")
+    assert result.error.startswith("cannot write z.txt: permission was denied (Permission denied);")
     assert (root / "b.txt").read_bytes() == b"beta\r\nline two\r\n"
     assert not (root / "z.txt").exists()
 

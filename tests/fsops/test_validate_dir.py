@@ -169,15 +169,28 @@ def test_a_new_file_is_validated_and_a_deleted_one_is_not(root: Path) -> None:
     assert deleted.committed[0].validation == []
 
 
-def test_a_moved_file_is_compared_with_its_source(root: Path) -> None:
-    """An already broken file keeps its old errors when it moves: not introduced."""
+def test_a_moved_file_is_judged_against_what_its_new_path_held(root: Path) -> None:
+    """Nothing was at the new path: every error of the moved file counts as introduced,
+    including one its source already had (a rename must not launder a broken file)."""
     (root / "old.json").write_text('{\n  "a": 1,\n  "b": 2,\n}\n')  # a trailing comma
     move = '*** Update File: old.json\n*** Move to: new.json\n@@\n-  "a": 1,\n+  "a": 3,\n'
     result = apply_in_directory(root, patch(move))
-    assert result.status == "applied"
-    [report] = result.committed[0].validation
+    assert result.status == "validation_failed"
+    [report] = result.not_applied[0].validation
     assert report["path"] == "new.json"
-    assert report["ok"] is True and report["preexisting_errors"] == 1
+    assert report["ok"] is False and "preexisting_errors" not in report
+    assert (root / "old.json").exists() and not (root / "new.json").exists()
+
+
+def test_a_file_moved_from_a_path_that_is_not_validated_is_validated(root: Path) -> None:
+    (root / "x.txt").write_text("def f(:\n    pass\n")
+    move = "*** Update File: x.txt\n*** Move to: x.py\n@@\n def f(:\n"
+    result = apply_in_directory(
+        root, patch(move, validate=False), policy=Policy(validate=("**/*.py",))
+    )
+    assert result.status == "validation_failed"
+    assert "x.py" in (result.error or "")
+    assert not (root / "x.py").exists()
 
 
 def test_the_policy_names_the_patch_paths_to_validate(root: Path) -> None:

@@ -2,14 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from support.repos import repo
 
-import pytest
-
-from gitmode_fixtures import FILES, make_repo
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A repository on main with a few files (tool.sh executable, *.log ignored)."""
-    return make_repo(tmp_path / "repo", FILES, executable=("tool.sh",))
+__all__ = ["repo"]

@@ -41,6 +41,7 @@ from redline.gitops.repo import main_repository
 from redline.gitops.session import Session, open_session
 from redline.gitops.snapshot import TreeSnapshot
 from redline.tools.schema import parse_request
+from support.requests import edit, patch
 
 BRANCH = "redline/s"
 T = TypeVar("T")
@@ -62,14 +63,6 @@ def session(repo: Path) -> tuple[SessionApplier, Session]:
 def apply(applier: SessionApplier, obj: dict[str, Any], **kw: Any) -> dict[str, Any]:
     request, _turn = parse_request(obj)
     return applier.apply(request, **kw).to_dict()
-
-
-def edit(path: str, old: str, new: str, **fields: Any) -> dict[str, Any]:
-    return {"tool": "edit", "path": path, "old_string": old, "new_string": new, **fields}
-
-
-def patch(body: str) -> dict[str, Any]:
-    return {"tool": "apply_patch", "patch": f"*** Begin Patch\n{body}*** End Patch\n"}
 
 
 def diff(repo: Path, commit: str) -> str:
@@ -683,9 +676,9 @@ def test_worktree_files_are_written_with_the_modes_git_gives_under_the_umask(
 GUARDED_POLICY = '[[guard.protect]]\npaths = ["migrations/**"]\nrequire = "exact"\n'
 UNGUARDED_POLICY = '[[guard.protect]]\npaths = ["docs/**"]\nrequire = "exact"\n'
 GUARD_FILE_FLAG = {
-    "rule": "default (policy and hook files)",
+    "rule": "default (guard files: policy, hooks, CI)",
     "path": ".redline.toml",
-    "reason": "edits to the guard's own policy and hook files need a person's approval",
+    "reason": "edits to the guard's own files (its policy, hook configuration and CI definitions) need a person's approval",
 }
 SQL = "migrations/001.sql"
 SQL_TEXT = "CREATE TABLE users (\n    id INTEGER PRIMARY KEY,\n    email TEXT\n);\n"
@@ -775,8 +768,9 @@ def test_reject_refuses_every_agent_edit_of_the_policy(tmp_path: Path) -> None:
     result = apply(applier, edit(".redline.toml", '"reject"', '"review"'))
     assert result["status"] == "rejected"
     assert result["error"] == (
-        "rejected by guard rule default (policy and hook files): edits to the guard's own policy "
-        "and hook files need a person's approval at .redline.toml. No agent edit passes there, "
-        "exact or not: ask a person to make this change"
+        "rejected by guard rule default (guard files: policy, hooks, CI): edits to the guard's "
+        "own files (its policy, hook configuration and CI definitions) need a person's approval "
+        "at .redline.toml. No agent edit passes there, exact or not: ask a person to make this "
+        "change"
     )
     assert branch_commits(repo, BRANCH, session.base) == []

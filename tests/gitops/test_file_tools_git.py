@@ -37,9 +37,9 @@ from redline.tools.schema import parse_request
 
 BRANCH = "redline/s"
 GUARD_FLAG = {
-    "rule": "default (policy and hook files)",
+    "rule": "default (guard files: policy, hooks, CI)",
     "path": ".redline.toml",
-    "reason": "edits to the guard's own policy and hook files need a person's approval",
+    "reason": "edits to the guard's own files (its policy, hook configuration and CI definitions) need a person's approval",
 }
 POLICY = '[[guard.protect]]\npaths = ["migrations/**"]\nrequire = "exact"\n'
 MIGRATION = "migrations/001.sql"
@@ -305,8 +305,9 @@ def test_reject_refuses_a_write_of_the_policy(tmp_path: Path) -> None:
     assert result["status"] == "rejected"
     assert result["path"] == ".redline.toml"
     assert result["error"].startswith(
-        "rejected by guard rule default (policy and hook files): edits to the guard's own "
-        "policy and hook files need a person's approval at .redline.toml."
+        "rejected by guard rule default (guard files: policy, hooks, CI): edits to the guard's "
+        "own files (its policy, hook configuration and CI definitions) need a person's approval "
+        "at .redline.toml."
     )
     assert result["flags"] == [GUARD_FLAG]
     assert branch_commits(repo, BRANCH, s.base) == []

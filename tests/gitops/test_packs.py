@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import os
-import threading
-import time
 from pathlib import Path
 
 import pygit2
 import pytest
 
-from gitmode_fixtures import FILES, assert_fsck_clean, git, git_wrapper, make_repo
-from redline.gitops import refs
-from redline.gitops.gitenv import without_git_redirects
-from redline.gitops.packs import StagedObjects, consolidate, write_pack
+from gitmode_fixtures import FILES, assert_fsck_clean, git, make_repo
+from redline.gitops import packs, refs
+from redline.gitops.packs import KEEP_MARK, StagedObjects, write_pack
 from redline.gitops.writer import Writer
 
 
@@ -24,13 +22,6 @@ def _loose(repo: Path) -> set[str]:
 
 def _packs(repo: Path) -> list[str]:
     return sorted(p.stem for p in (repo / ".git" / "objects" / "pack").glob("*.idx"))
-
-
-def _path_first(bin_dir: Path) -> dict[str, str]:
-    """This environment for git, with ``bin_dir`` first on PATH."""
-    env = without_git_redirects(os.environ)
-    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
-    return env
 
 
 def _commit_file(repo: pygit2.Repository, name: str, data: bytes) -> pygit2.Oid:
@@ -100,67 +91,6 @@ def test_a_pack_half_written_by_a_killed_process_is_removed(repo: Path) -> None:
     assert_fsck_clean(repo)
 
 
-def test_consolidation_rolls_small_packs_together_under_a_live_handle(repo: Path) -> None:
-    handle = pygit2.Repository(str(repo))
-    staged = StagedObjects.attach(handle)
-    commits = []
-    for i in range(6):
-        commits.append(_commit_file(handle, f"f{i}.txt", f"file {i}\n".encode()))
-        staged.flush()
-    handle.references.create("refs/heads/many", commits[-1])
-    before = len(_packs(repo))
-
-    assert consolidate(repo / ".git", env=without_git_redirects(os.environ)) is None
-
-    assert len(_packs(repo)) < before
-    for i, commit in enumerate(commits):  # the handle that saw the old packs still reads all
-        assert handle[commit].tree[f"f{i}.txt"].data == f"file {i}\n".encode()
-    assert_fsck_clean(repo)
-
-
-def test_consolidation_without_git_says_what_to_do(repo: Path) -> None:
-    env = {**os.environ, "PATH": str(repo / "no-such-dir")}
-    problem = consolidate(repo / ".git", env=env)
-    assert problem is not None and "install git" in problem
-
-
-def test_a_repack_that_hangs_is_stopped_at_its_timeout(repo: Path, tmp_path: Path) -> None:
-    bin_dir = git_wrapper(tmp_path / "bin", repack="sleep 60")
-    env = _path_first(bin_dir)
-    packs = _packs(repo)
-    started = time.monotonic()
-
-    problem = consolidate(repo / ".git", env=env, timeout=0.5)
-
-    assert time.monotonic() - started < 30  # not the 60 s git would have taken
-    assert problem is not None
-    assert "did not finish within 0.5 s and was stopped; the packs are as before" in problem
-    assert "run `git gc`" in problem
-    assert _packs(repo) == packs
-    assert_fsck_clean(repo)
-
-
-def test_a_cancelled_repack_is_stopped(repo: Path, tmp_path: Path) -> None:
-    bin_dir = git_wrapper(tmp_path / "bin", repack="sleep 60")
-    env = _path_first(bin_dir)
-    cancel = threading.Event()
-    threading.Timer(0.3, cancel.set).start()
-
-    problem = consolidate(repo / ".git", env=env, timeout=60, cancel=cancel)
-
-    assert problem == "git repack was stopped as the daemon stops; the packs are as before"
-
-
-def test_a_failing_repack_says_what_git_said(repo: Path, tmp_path: Path) -> None:
-    bin_dir = git_wrapper(tmp_path / "bin", repack="echo 'fatal: out of disk' >&2; exit 128")
-    env = _path_first(bin_dir)
-
-    problem = consolidate(repo / ".git", env=env)
-
-    git_dir = repo / ".git"
-    assert problem == f"git repack failed (128: fatal: out of disk); run `git gc` in {git_dir}"
-
-
 def test_a_ref_never_names_an_object_still_in_memory(repo: Path) -> None:
     handle = pygit2.Repository(str(repo))
     staged = StagedObjects.attach(handle)
@@ -172,3 +102,114 @@ def test_a_ref_never_names_an_object_still_in_memory(repo: Path) -> None:
     assert staged.pending == 0
     assert git(repo, "show", "moved:new.txt") == "new\n"  # a process of its own reads it
     assert_fsck_clean(repo)
+
+
+# --- what a write leaves, and what holds a pack ------------------------------------------
+
+
+def _names(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+
+
+def _full_on(call: int) -> tuple[list[int], object]:
+    """A ``write_all`` that fails as a full disk does on its ``call``-th use."""
+    calls: list[int] = []
+    real = packs.write_all
+
+    def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
+        calls.append(fd)
+        if len(calls) == call:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd, data)
+
+    return calls, write_all
+
+
+@pytest.mark.parametrize("failing", [1, 2, 3], ids=["keep", "pack", "index"])
+def test_a_failed_flush_leaves_nothing_in_the_way_of_the_next(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: int
+) -> None:
+    """A full disk at any file of a flush: no temporary, no pack without its index, no
+    .keep is left, the objects stay staged, and the next flush writes them."""
+    handle = pygit2.Repository(str(repo))
+    staging = tmp_path / "staging"
+    staged = StagedObjects.attach(handle, staging)
+    pack_dir = repo / ".git" / "objects" / "pack"
+    before = _names(pack_dir)
+    commit = _commit_file(handle, "new.txt", b"new\n")
+    _, full = _full_on(failing)
+    monkeypatch.setattr(packs, "write_all", full)
+    with pytest.raises(OSError, match="No space left on device"):
+        staged.flush()
+    assert _names(pack_dir) == before
+    assert _names(staging) == set()
+    assert staged.pending == 3
+
+    monkeypatch.undo()
+    staged.flush()  # the same pack, by the same names: nothing is in its way
+    assert staged.pending == 0
+    [name] = {p.stem for p in pack_dir.glob("*.idx")} - {n[:-4] for n in before}
+    assert _names(pack_dir) - before == {f"{name}.pack", f"{name}.idx", f"{name}.keep"}
+    handle.references.create("refs/heads/added", commit)
+    assert git(repo, "show", "added:new.txt") == "new\n"
+    assert_fsck_clean(repo)
+
+
+def test_a_pack_is_written_beside_and_renamed_in_whole(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No name in objects/pack ever names a half-written file (or one that goes away): a
+    local clone copying the folder meanwhile finds every file it listed."""
+    handle = pygit2.Repository(str(repo))
+    staging = tmp_path / "staging"
+    staged = StagedObjects.attach(handle, staging)
+    moves: list[tuple[str, str]] = []
+    real = os.replace
+
+    def replace(source: str | Path, target: str | Path) -> None:
+        moves.append((str(source), str(target)))
+        real(source, target)
+
+    monkeypatch.setattr(packs.os, "replace", replace)
+    handle.create_blob(b"blob\n")
+    staged.flush()
+    pack_dir = repo / ".git" / "objects" / "pack"
+    assert [Path(s).parent for s, _ in moves] == [staging, staging]
+    assert [Path(t).suffix for _, t in moves] == [".pack", ".idx"]  # the index last
+    assert {Path(t).parent for _, t in moves} == {pack_dir}
+
+
+def test_each_pack_is_kept_until_no_request_that_may_use_it_runs(repo: Path) -> None:
+    handle = pygit2.Repository(str(repo))
+    staged = StagedObjects.attach(handle)
+    holds = staged.holds
+    pack_dir = repo / ".git" / "objects" / "pack"
+
+    first = holds.begin()  # a request starts...
+    handle.create_blob(b"one\n")
+    staged.flush()
+    [one] = holds.held()
+    assert (pack_dir / f"{one}.keep").read_bytes() == KEEP_MARK
+    second = holds.begin()  # ...another starts (another session)...
+    handle.create_blob(b"two\n")
+    staged.flush()
+    [two] = holds.held() - {one}
+    holds.end(second)  # ...and ends first: either pack may hold the first one's objects
+    assert holds.releasable() == set()
+    holds.end(first)
+    assert holds.releasable() == {one, two}
+
+    assert holds.release() == {one, two}
+    assert not list(pack_dir.glob("*.keep"))
+    assert holds.held() == set()
+
+
+def test_packs_a_previous_daemon_kept_are_let_go_and_others_are_not(repo: Path) -> None:
+    pack_dir = repo / ".git" / "objects" / "pack"
+    pack_dir.mkdir(parents=True, exist_ok=True)
+    (pack_dir / "pack-1111.keep").write_bytes(KEEP_MARK)
+    (pack_dir / "pack-2222.keep").write_bytes(b"receive-pack 123 on host\n")  # git's own
+    staged = StagedObjects.attach(pygit2.Repository(str(repo)))
+    staged.holds.adopt_leftovers()
+    assert staged.holds.release() == {"pack-1111"}
+    assert _names(pack_dir) == {"pack-2222.keep"}

@@ -30,6 +30,7 @@ from redline.gitops.repo import main_repository
 from redline.gitops.session import Session, open_session
 from redline.hooks.approve import approve
 from redline.tools.schema import parse_request
+from support.requests import edit
 
 BRANCH = "redline/s"
 # Before the branch moves, a failure means nothing happened; after it, the request rolls forward
@@ -75,10 +76,6 @@ def run(applier: SessionApplier, obj: dict[str, Any]) -> Result | Exception:
         return applier.apply(request)
     except Exception as exc:  # the daemon answers this as an error: nothing was applied
         return exc
-
-
-def edit(path: str, old: str, new: str) -> dict[str, Any]:
-    return {"tool": "edit", "path": path, "old_string": old, "new_string": new}
 
 
 def assert_consistent(repo: Path, session: Session, base: str) -> None:

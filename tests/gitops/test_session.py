@@ -428,3 +428,29 @@ def test_close_when_the_worktree_was_removed_by_hand(
     close_session(*opened, session, delete_branch=False, force=False)
     assert session.worktree not in worktrees(repo)
     assert all_sessions(opened[1]) == []
+
+
+# --- the main line a session came from --------------------------------------------------
+
+
+def test_a_session_records_the_branch_it_was_opened_from(
+    repo: Path, opened: tuple[pygit2.Repository, Layout]
+) -> None:
+    git(repo, "branch", "release")
+    assert open_session(*opened, "from-head", None).origin == "refs/heads/main"
+    assert open_session(*opened, "from-release", "release").origin == "refs/heads/release"
+    assert open_session(*opened, "from-commit", rev(repo, "HEAD")).origin is None
+    assert open_session(*opened, "from-session", "redline/from-head").origin is None
+    git(repo, "checkout", "-q", "--detach")
+    assert open_session(*opened, "detached", None).origin is None
+    # the record keeps it, as the CLI reads it without pygit2
+    record = json.loads((opened[1].sessions / "from-release.json").read_text())
+    assert record["origin"] == "refs/heads/release"
+
+
+def test_a_resumed_session_keeps_its_origin(
+    repo: Path, opened: tuple[pygit2.Repository, Layout]
+) -> None:
+    session = open_session(*opened, "s", None)
+    close_session(*opened, session, delete_branch=False, force=False)
+    assert open_session(*opened, "s", None).origin == "refs/heads/main"

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
+import shutil
 import stat
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from redline.fsops.atomic import write_all
+from redline.gitops import spares
 from redline.gitops.spares import SparePool
 from redline.gitops.writer import PLAIN, Writer
 
@@ -215,3 +220,33 @@ def test_concurrent_takers_each_get_their_own_file(pool: SparePool, tmp_path: Pa
     assert len(made) == 160
     assert all(p.read_bytes() == p.name.encode() and p.stat().st_nlink == 1 for p in made)
     assert len({p.stat().st_ino for p in made}) == 160
+
+
+def test_the_pool_makes_spares_again_once_it_can(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A full disk (or its folder removed) stops the top-up for a while, not for good: the
+    daemon is not restarted to get its spares back."""
+    real = os.open
+    refusing = [True]
+
+    def full(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if refusing[0] and flags & os.O_CREAT and str(path).startswith(str(tmp_path / "spares")):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(spares.os, "open", full)
+    pool = SparePool(tmp_path / "spares", keep=4, pause=0.0, retry=0.1)
+    with caplog.at_level(logging.INFO, logger="redline.daemon"):
+        pool.start()
+        try:
+            time.sleep(0.5)
+            assert len(pool) == 0
+            refusing[0] = False
+            shutil.rmtree(tmp_path / "spares" / "a")  # and its folder went too
+            _wait_for(pool, 4)
+        finally:
+            pool.stop()
+    said = [r.getMessage() for r in caplog.records]
+    assert sum("cannot make spare files" in m for m in said) == 1  # once, not every retry
+    assert any(m.startswith("spare files are made again") for m in said)

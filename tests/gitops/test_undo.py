@@ -130,7 +130,7 @@ def test_undoing_an_edit_of_the_policy_is_flagged_for_a_person(
     made = edit(applier, 'require = "exact"\n', 'require = ["exact", "fuzzy"]\n', ".redline.toml")
     outcome = applier.undo(made["edit"])
     assert outcome.status == "undone"
-    assert [f["rule"] for f in outcome.flags] == ["default (policy and hook files)"]
+    assert [f["rule"] for f in outcome.flags] == ["default (guard files: policy, hooks, CI)"]
     note = note_of(repo, outcome.commits[0]["commit"])
     assert note["policy"]["verdict"] == "flagged"
 

@@ -11,6 +11,7 @@ from redline.gitops.apply import SessionApplier
 from redline.gitops.repo import main_repository
 from redline.gitops.session import open_session
 from redline.tools.schema import parse_request
+from support.requests import edit, patch
 
 BRANCH = "redline/s"
 APP_PY = "def total(items):\n    return sum(items)\n"
@@ -34,14 +35,6 @@ def applier_for(repo: Path, *, with_policy: bool = False) -> SessionApplier:
 def apply(applier: SessionApplier, obj: dict[str, Any]) -> dict[str, Any]:
     request, _turn = parse_request(obj)
     return applier.apply(request).to_dict()
-
-
-def edit(path: str, old: str, new: str, **fields: Any) -> dict[str, Any]:
-    return {"tool": "edit", "path": path, "old_string": old, "new_string": new, **fields}
-
-
-def patch(body: str, **fields: Any) -> dict[str, Any]:
-    return {"tool": "apply_patch", "patch": f"*** Begin Patch\n{body}*** End Patch\n", **fields}
 
 
 BREAK_APP = "*** Update File: src/app.py\n@@\n-    return sum(items)\n+    return sum(items\n"

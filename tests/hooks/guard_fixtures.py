@@ -3,9 +3,11 @@
 A user repository is built with the ``git`` binary (identity in its config, as
 pygit2 reads it there); edits come from the in-process git-mode layer
 (:class:`SessionApplier` with the policy committed in the session's tree), so
-no daemon is needed. ``redline`` itself always runs as a subprocess, the way
-git runs it from a hook. Every process inherits the hermetic environment of
-``tests/conftest.py`` (empty HOME, no caller GIT_*, pinned identity).
+no daemon is needed. ``redline`` commands run in this process (``support.cli``,
+with the environment and working folder a subprocess would have); the hooks
+git runs start ``python -m redline`` as they do for users. Everything inherits
+the hermetic environment of ``tests/conftest.py`` (empty HOME, no caller GIT_*,
+pinned identity).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import importlib.util
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,10 +26,13 @@ import pytest
 from gitmode_fixtures import git, make_repo
 from redline.engine.edit import EditItem, EditRequest
 from redline.engine.patch import PatchRequest
-from redline.gitops.apply import SessionApplier
+from redline.gitops.apply import PolicyReading, SessionApplier
 from redline.gitops.repo import main_repository
 from redline.gitops.session import open_session
-from redline.hooks.config import policy_from_tree
+from redline.hooks import ledger
+from redline.hooks.config import policy_from_files, settings_table
+from redline.hooks.mainline import Mainline
+from support import cli as inproc
 
 REDLINE = [sys.executable, "-m", "redline"]
 REVIEWER = "Repo User <repo-user@example.com>"  # the identity make_repo configures
@@ -76,7 +82,7 @@ paths = ["migrations/**"]
 require = "exact"
 """
 MIGRATION_RULE = "guard.protect[1] (migrations/**)"
-DEFAULT_RULE = "default (policy and hook files)"
+DEFAULT_RULE = "default (guard files: policy, hooks, CI)"
 
 
 def user_repo(path: Path, policy: str | None = POLICY, **extra: str) -> Path:
@@ -88,12 +94,16 @@ def user_repo(path: Path, policy: str | None = POLICY, **extra: str) -> Path:
 
 
 def redline(
-    cwd: Path, *args: str, input: str | None = None, check: bool | None = None
+    cwd: Path,
+    *args: str,
+    input: str | None = None,
+    check: bool | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m redline ARGS`` in ``cwd``; ``check`` asserts success (or failure)."""
-    proc = subprocess.run(
-        [*REDLINE, *args], cwd=cwd, input=input, capture_output=True, text=True, timeout=120
-    )
+    """``redline ARGS`` in ``cwd``, in this process with this process's environment (or
+    ``env``), as a subprocess would run (``support.cli``); ``check`` asserts success (or
+    failure)."""
+    proc = inproc.run(args, input=input, env=env, cwd=cwd)
     if check is not None:
         ok = proc.returncode == 0
         assert ok == check, f"redline {' '.join(args)} exited {proc.returncode}:\n{proc.stderr}"
@@ -140,8 +150,12 @@ class Agent:
 def agent(repo: Path, name: str = "s") -> Agent:
     git_repo, layout = main_repository(repo)
     session = open_session(git_repo, layout, name, None)
-    applier = SessionApplier(
-        git_repo, layout, session, policy_for=lambda tree: policy_from_tree(git_repo, tree)
+    applier = SessionApplier(  # as the daemon makes it (daemon.service)
+        git_repo,
+        layout,
+        session,
+        reading=PolicyReading(policy_from_files, settings_table),
+        mainline=Mainline(git_repo, session, ledger.load),
     )
     return Agent(applier, name)
 

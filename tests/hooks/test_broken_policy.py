@@ -10,11 +10,10 @@ reason, and how to fix it. Real repositories, real hooks, real ``git``.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
-from guard_fixtures import REDLINE, install_hooks, redline, refusal, run_git, user_repo
+from guard_fixtures import install_hooks, redline, refusal, run_git, user_repo
 
 from gitmode_fixtures import git, make_repo
 
@@ -124,9 +123,7 @@ def test_a_range_from_the_pre_commit_framework_checks_its_tip(repo: Path) -> Non
     (repo / ".redline.toml").write_text(BROKEN)
     git(repo, "commit", "-q", "--no-verify", "-am", "broken")
     env = {**os.environ, "PRE_COMMIT_FROM_REF": base, "PRE_COMMIT_TO_REF": "HEAD"}
-    proc = subprocess.run(
-        [*REDLINE, "guard"], cwd=repo, env=env, capture_output=True, text=True, timeout=120
-    )
+    proc = redline(repo, "guard", env=env)
     assert proc.returncode == 1
     assert proc.stderr.startswith(
         "redline guard: refused — the guard policy in the push cannot be read:\n"

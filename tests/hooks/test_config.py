@@ -106,7 +106,7 @@ def test_tool_redline_in_pyproject(tmp_path: Path) -> None:
     assert "pyproject.toml" in default.paths
     # pyproject.toml now holds the policy, so every edit of it needs a person
     [violation] = policy.check("pyproject.toml", "fuzzy", 0.99)
-    assert violation.rule == "default (policy and hook files)"
+    assert violation.rule == "default (guard files: policy, hooks, CI)"
     assert policy.check("pyproject.toml", "exact", 1.0) == [violation]
     assert policy.check("migrations/1.sql", "whitespace", 0.95) == []
     assert policy.check("migrations/1.sql", "fuzzy", 0.99)
@@ -190,7 +190,7 @@ def test_an_empty_policy_file_gives_the_defaults_from_that_file() -> None:
         (
             '[guard]\nmode = "review"\n',
             "guard.mode",
-            "unknown key; use action and [[guard.protect]]",
+            "unknown key; use action, files and [[guard.protect]]",
         ),
         (
             '[guard]\naction = "block"\n',
@@ -467,3 +467,25 @@ def test_the_policy_on_disk_is_read_for_embedded_mode(tmp_path: Path) -> None:
     (tmp_path / ".redline.toml").write_text("[[validate]\n")
     with pytest.raises(PolicyError, match="line 1"):
         policy_in_directory(tmp_path)
+
+
+def test_guard_files_extend_the_default_list() -> None:
+    policy = parse_policy('[guard]\nfiles = ["deploy/**", "Makefile"]\n', ".redline.toml")
+    assert policy.check("deploy/run.sh", "exact", 1.0)
+    assert policy.check("Makefile", None, 0.0)
+    assert policy.check(".github/workflows/ci.yml", "exact", 1.0)  # the defaults stay
+    assert not policy.check("src/app.py", "fuzzy", 0.5)
+
+
+@pytest.mark.parametrize(
+    ("files", "problem"),
+    [
+        ("3", "must be a glob or a non-empty list of globs"),
+        ('["!deploy/**"]', "'!' (negation) is not supported here"),
+    ],
+)
+def test_bad_guard_files_are_refused_naming_the_key(files: str, problem: str) -> None:
+    with pytest.raises(PolicyError) as info:
+        parse_policy(f"[guard]\nfiles = {files}\n", ".redline.toml")
+    assert info.value.where == "guard.files"
+    assert problem in info.value.problem

@@ -22,7 +22,6 @@ from guard_fixtures import (
     EXACT_NEW,
     EXACT_OLD,
     MIGRATION,
-    REDLINE,
     REVIEWER,
     agent,
     head,
@@ -93,9 +92,7 @@ def landed(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 def guard_range(repo: Path, from_ref: str, to_ref: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PRE_COMMIT_FROM_REF": from_ref, "PRE_COMMIT_TO_REF": to_ref}
-    return subprocess.run(
-        [*REDLINE, "guard"], cwd=repo, env=env, capture_output=True, text=True, timeout=120
-    )
+    return redline(repo, "guard", env=env)
 
 
 def test_a_range_check_refuses_a_commit_without_evidence(

@@ -33,7 +33,6 @@ from guard_fixtures import (
     MIGRATION,
     MIGRATION_RULE,
     MIGRATION_TEXT,
-    REDLINE,
     REVIEWER,
     Flagged,
     agent,
@@ -47,6 +46,7 @@ from guard_fixtures import (
 )
 
 from gitmode_fixtures import git, make_repo, note_of
+from redline.engine.confidence import shown_confidence
 from redline.engine.edit import EditItem, EditRequest, apply_edit
 
 
@@ -81,7 +81,7 @@ def assert_names_the_edit(message: str, f: Flagged, *copies: str, lines: str = "
     """
     assert any(f"edit {f.edit} (commit {c[:12]})" in message for c in (f.commit, *copies))
     assert f"{MIGRATION} {lines}, fuzzy" in message
-    assert f"fuzzy {f.confidence:g}" in message
+    assert f"fuzzy {shown_confidence(f.confidence)}" in message
     assert f"rule {MIGRATION_RULE}: match_type fuzzy is not one of: exact" in message
     assert f"`redline approve {f.edit}`" in message
     assert "redline review" in message
@@ -109,6 +109,7 @@ def test_the_edit_is_flagged_in_its_note(flagged: Flagged) -> None:
     assert note["approvals"] == []
 
 
+@pytest.mark.e2e  # git runs the installed pre-commit hook, which starts Python
 def test_a_squash_merged_edit_is_refused_until_approved(flagged: Flagged) -> None:
     squash(flagged)
     proc = run_git(flagged.repo, "commit", "-m", "squash")
@@ -147,6 +148,7 @@ def test_approving_an_unknown_name_says_what_to_do(flagged: Flagged) -> None:
     assert len(review(flagged.repo)) == 1
 
 
+@pytest.mark.e2e  # the real pre-merge-commit hook
 def test_a_merge_commit_is_refused_by_pre_merge_commit(flagged: Flagged) -> None:
     # main moves on, so that the merge is a true merge of two lines of history
     (flagged.repo / "NOTES.md").write_text("release notes\n")
@@ -226,6 +228,7 @@ def test_an_edit_whose_inserted_lines_were_removed_again_no_longer_blocks(
     assert [item["edit"] for item in review(flagged.repo)] == [flagged.edit]
 
 
+@pytest.mark.e2e  # the hook's own process finds `git commit --amend` among its ancestors
 def test_amending_a_commit_made_with_no_verify_is_refused(flagged: Flagged) -> None:
     squash(flagged)
     git(flagged.repo, "commit", "--no-verify", "-m", "sneaky")
@@ -339,6 +342,7 @@ def bare_remote(repo: Path, tmp_path: Path) -> Path:
     return remote
 
 
+@pytest.mark.e2e  # the real pre-push hook, the refs on its stdin
 def test_push_of_a_no_verify_commit_is_refused_until_approved(
     flagged: Flagged, tmp_path: Path
 ) -> None:
@@ -431,9 +435,7 @@ def test_deleting_a_remote_branch_is_not_checked(flagged: Flagged, tmp_path: Pat
 def guard_range(repo: Path, from_ref: str, to_ref: str) -> subprocess.CompletedProcess[str]:
     """``redline guard`` as the pre-commit framework runs it for a range."""
     env = {**os.environ, "PRE_COMMIT_FROM_REF": from_ref, "PRE_COMMIT_TO_REF": to_ref}
-    return subprocess.run(
-        [*REDLINE, "guard"], cwd=repo, env=env, capture_output=True, text=True, timeout=120
-    )
+    return redline(repo, "guard", env=env)
 
 
 @pytest.mark.parametrize("to_ref", ["HEAD", "main", "sha"])
@@ -635,7 +637,8 @@ def test_min_confidence_boundary_end_to_end(tmp_path: Path, offset: float, block
     proc = run_git(repo, "commit", "-m", "docs")
     if blocked:
         message = refusal(proc)
-        assert f"confidence {confidence:g} is below the minimum {minimum:g}" in message
+        shown = shown_confidence(confidence, 6)
+        assert f"confidence {shown} is below the minimum {minimum:g}" in message
         assert "rule guard.protect[1] (docs/**)" in message
     else:
         assert proc.returncode == 0, proc.stderr
@@ -758,7 +761,7 @@ def test_a_fuzzy_edit_to_the_policy_file_itself_is_flagged(tmp_path: Path) -> No
         {
             "rule": DEFAULT_RULE,
             "path": ".redline.toml",
-            "reason": "edits to the guard's own policy and hook files need a person's approval",
+            "reason": "edits to the guard's own files (its policy, hook configuration and CI definitions) need a person's approval",
         }
     ]
     # the three-way merge kept the file's "exact"

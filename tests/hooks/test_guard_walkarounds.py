@@ -28,6 +28,7 @@ import pytest
 from guard_fixtures import FUZZY_NEW, FUZZY_OLD, MIGRATION, MIGRATION_TEXT
 
 from gitmode_fixtures import GitMode, git, git_mode
+from redline.engine.policy import MATCH_TYPES
 
 POLICY = '[[guard.protect]]\npaths = ["migrations/**", "src/auth/**"]\nrequire = "exact"\n'
 WEAKER = '[[guard.protect]]\npaths = ["migrations/**"]\nrequire = "exact"\n'
@@ -58,7 +59,7 @@ FILES: dict[str, str | bytes] = {
     APP: APP_TEXT,
 }
 REVIEWER = "Repo User <repo-user@example.com>"
-GUARD_FILE_REASON = "edits to the guard's own policy and hook files need a person's approval"
+GUARD_FILE_REASON = "edits to the guard's own files (its policy, hook configuration and CI definitions) need a person's approval"
 PUSH = "the push of refs/heads/main to refs/heads/main"
 
 
@@ -152,25 +153,34 @@ def flag(rule: str, path: str, reason: str) -> dict[str, str]:
     return {"rule": rule, "path": path, "reason": reason}
 
 
-DEFAULT = "default (policy and hook files)"
+DEFAULT = "default (guard files: policy, hooks, CI)"
 AUTH_RULE = "guard.protect[1] (migrations/**, src/auth/**)"
 
 
 def test_an_exact_edit_that_unprotects_a_path_cannot_weaken_the_guard(guarded: Guarded) -> None:
     unprotect = guarded.edit(".redline.toml", POLICY, WEAKER)
     assert unprotect["match_type"] == "exact"
-    assert unprotect["flags"] == [flag(DEFAULT, ".redline.toml", GUARD_FILE_REASON)]
+    assert unprotect["flags"] == [
+        flag(DEFAULT, ".redline.toml", GUARD_FILE_REASON),
+        # compared as parsed rules: what the change takes away is named
+        flag(
+            "policy change",
+            ".redline.toml",
+            f"weakens the guard policy: src/auth/** ({AUTH_RULE}): required match type exact; "
+            "the new policy also takes " + ", ".join(sorted(set(MATCH_TYPES) - {"exact"})),
+        ),
+    ]
     policy_edit, policy_commit = edit_of(unprotect)
     # the next edit is judged by the policy the session started from: still protected
     login = guarded.edit(LOGIN, LOGIN_OLD, LOGIN_NEW)
-    assert (login["match_type"], login["confidence"]) == ("fuzzy", 0.9953)
+    assert (login["match_type"], round(login["confidence"], 4)) == ("fuzzy", 0.9953)
     assert login["flags"] == [flag(AUTH_RULE, LOGIN, "match_type fuzzy is not one of: exact")]
     login_edit, login_commit = edit_of(login)
 
     guarded.land()
     assert guarded.refused() == (
         "redline guard: refused — 2 flagged edits not yet approved by a person:\n"
-        f"  edit {policy_edit} (commit {policy_commit[:12]}): .redline.toml line 2, exact 1"
+        f"  edit {policy_edit} (commit {policy_commit[:12]}): .redline.toml line 2, exact 1.0"
         f" — rule {DEFAULT}: {GUARD_FILE_REASON}\n"
         f"  edit {login_edit} (commit {login_commit[:12]}): {LOGIN} line 3, fuzzy 0.9953"
         f" — rule {AUTH_RULE} of .redline.toml before {PUSH}: match_type fuzzy is not one of:"
@@ -336,7 +346,7 @@ def test_an_exact_edit_that_rewrites_a_flagged_edit_carries_its_flag(guarded: Gu
         [
             f"  edit {first} (commit {first_commit[:12]}): {MIGRATION} lines 4-5, fuzzy 0.9925 — "
             f"rule {AUTH_RULE}: match_type fuzzy is not one of: exact",
-            f"  edit {second} (commit {second_commit[:12]}): {MIGRATION} lines 4-5, exact 1 — "
+            f"  edit {second} (commit {second_commit[:12]}): {MIGRATION} lines 4-5, exact 1.0 — "
             f"rule carried flag: rewrites lines inserted by edit {first} (commit "
             f"{first_commit[:12]}), which is flagged and not yet approved; approving either edit "
             "clears this one",

@@ -79,6 +79,7 @@ def test_install_writes_executable_hooks_with_the_marker(repo: Path) -> None:
     assert not list(hooks(repo).glob("*.legacy"))
 
 
+@pytest.mark.e2e  # the interpreter a real hook starts: this very one
 def test_the_hook_runs_the_guard_of_the_installing_python(repo: Path) -> None:
     install_hooks(repo)
     text = (hooks(repo) / "pre-commit").read_text()

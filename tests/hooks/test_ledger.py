@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pygit2
 import pytest
-from guard_fixtures import REDLINE, Flagged, agent, flagged_edit, head, redline, user_repo
+from guard_fixtures import Flagged, agent, flagged_edit, head, redline, user_repo
 
 from gitmode_fixtures import git
 from redline.gitops import notes
@@ -182,9 +181,7 @@ def test_a_note_moving_to_a_fanned_out_path_stays_in_the_ledger(flagged: Flagged
     assert incremental == summary(rebuilt(flagged.repo))
     # and the guard still refuses what carries it
     env = {**os.environ, "PRE_COMMIT_FROM_REF": "main", "PRE_COMMIT_TO_REF": "feature"}
-    proc = subprocess.run(
-        [*REDLINE, "guard"], cwd=flagged.repo, env=env, capture_output=True, text=True, timeout=120
-    )
+    proc = redline(flagged.repo, "guard", env=env)
     assert proc.returncode == 1, proc.stderr
     assert f"edit {flagged.edit}" in proc.stderr
 
@@ -200,5 +197,5 @@ def test_a_flagged_edit_keeps_its_operations_that_matched_no_text(tmp_path: Path
     assert entry.operations == [
         ledgers.RecordedOperation(".redline.toml", None, None, None, None, "add")
     ]
-    assert entry.flagged[0]["rule"] == "default (policy and hook files)"
+    assert entry.flagged[0]["rule"] == "default (guard files: policy, hooks, CI)"
     assert load(repo).edits == {commit["commit"]: commit["edit"]}

@@ -1,10 +1,12 @@
 """The guard through the real pre-commit framework (``.pre-commit-hooks.yaml``).
 
-``pre-commit try-repo <this project> redline-guard`` clones the project, builds
-a virtualenv and pip-installs redline from it, exactly as a user's
-``.pre-commit-config.yaml`` entry would, then runs the hook in a user
-repository. One pre-commit store (and pip cache) serves the whole module; HOME
-stays empty, so every cache location is set explicitly.
+A ``.pre-commit-config.yaml`` entry for this project at its committed HEAD, as a
+user writes it, makes ``pre-commit run`` clone the project, build a virtualenv
+and pip-install redline from it, then run the hook in a user repository. The
+run's one pre-commit store (``pre_commit_cache``) keeps that environment, so it
+is built once for every test here. ``pre-commit try-repo`` of a project with
+uncommitted changes builds one of its own (it always uses a temporary store).
+HOME stays empty, so every cache location is set explicitly.
 """
 
 from __future__ import annotations
@@ -18,14 +20,14 @@ from guard_fixtures import (
     Flagged,
     flagged_edit,
     pre_commit,
-    pre_commit_caches,
     redline,
     user_repo,
 )
 
 from gitmode_fixtures import git
 
-pytestmark = pytest.mark.slow
+# Real pre-commit, building a real virtualenv with redline pip-installed into it.
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 PROJECT = Path(__file__).resolve().parents[2]
 HOOK_ID = "redline-guard"
@@ -52,10 +54,31 @@ def project() -> Path:
     return PROJECT
 
 
-@pytest.fixture(scope="module")
-def caches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """One pre-commit store, pip cache and virtualenv app data for the module."""
-    return pre_commit_caches(tmp_path_factory.mktemp("pre-commit-caches"))
+@pytest.fixture
+def caches(pre_commit_cache: dict[str, str]) -> dict[str, str]:
+    """The run's one pre-commit store, pip cache and virtualenv app data."""
+    return pre_commit_cache
+
+
+def configured(
+    repo: Path, hook_repo: Path, caches: dict[str, str], *extra: str
+) -> subprocess.CompletedProcess[str]:
+    """``pre-commit run`` of the guard, configured as a user configures it: this project
+    at a commit (the configuration lies outside the repository, as try-repo's does)."""
+    rev = git(hook_repo, "rev-parse", "HEAD").strip()
+    config = repo.parent / f"pre-commit-config-{rev[:12]}.yaml"
+    config.write_text(
+        f"repos:\n-   repo: {hook_repo}\n    rev: {rev}\n    hooks:\n    -   id: {HOOK_ID}\n"
+    )
+    env = {**os.environ, **caches}
+    return subprocess.run(
+        [*pre_commit(), "run", "--config", str(config), "--verbose", *extra],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
 
 
 def try_repo(
@@ -92,24 +115,19 @@ def assert_passed(proc: subprocess.CompletedProcess[str]) -> None:
     assert "refused" not in text, text
 
 
-def test_try_repo_refuses_a_staged_flagged_edit_until_approved(
+def test_a_configured_hook_refuses_a_staged_flagged_edit_until_approved(
     tmp_path: Path, project: Path, caches: dict[str, str]
 ) -> None:
     repo = user_repo(tmp_path / "repo")
     f = flagged_edit(repo)
     git(repo, "merge", "--squash", f.branch)
 
-    proc = try_repo(repo, project, caches)
-    assert_refused(proc, f)
-    if tracked_changes(project):
-        # try-repo commits the project's uncommitted changes into a shadow clone
-        assert "Creating temporary repo with uncommitted changes" in output(proc)
-
+    assert_refused(configured(repo, project, caches), f)
     redline(repo, "approve", f.edit, check=True)
-    assert_passed(try_repo(repo, project, caches))
+    assert_passed(configured(repo, project, caches))
 
 
-def test_try_repo_pre_push_stage_checks_the_pushed_range(
+def test_a_configured_hook_at_the_pre_push_stage_checks_the_pushed_range(
     tmp_path: Path, project: Path, caches: dict[str, str]
 ) -> None:
     repo = user_repo(tmp_path / "repo")
@@ -118,9 +136,9 @@ def test_try_repo_pre_push_stage_checks_the_pushed_range(
     git(repo, "commit", "-q", "--no-verify", "-m", "sneaky")
     push = ("--hook-stage", "pre-push", "--from-ref", f.base, "--to-ref", "HEAD")
 
-    assert_refused(try_repo(repo, project, caches, *push), f)
+    assert_refused(configured(repo, project, caches, *push), f)
     redline(repo, "approve", f.commit, check=True)
-    assert_passed(try_repo(repo, project, caches, *push))
+    assert_passed(configured(repo, project, caches, *push))
 
 
 def test_try_repo_uses_uncommitted_changes_of_the_hook_repository(

@@ -24,7 +24,6 @@ from guard_fixtures import (
     flagged_edit,
     head,
     pre_commit,
-    pre_commit_caches,
     redline,
     refusal,
     run_git,
@@ -32,6 +31,9 @@ from guard_fixtures import (
 )
 
 from gitmode_fixtures import git
+
+# Real pre-commit installed as the git hooks, run by real git commands.
+pytestmark = pytest.mark.e2e
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -56,15 +58,15 @@ def hook_repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    """pre-commit's caches in tmp_path, and ``redline`` on PATH running this tree."""
+def env(tmp_path: Path, pre_commit_cache: dict[str, str]) -> dict[str, str]:
+    """The run's pre-commit caches, and ``redline`` on PATH running this tree."""
     shims = tmp_path / "shims"
     shims.mkdir()
     shim = shims / "redline"
     shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m redline "$@"\n')
     shim.chmod(0o755)
     path = f"{shims}{os.pathsep}{os.environ['PATH']}"
-    return {**os.environ, **pre_commit_caches(tmp_path / "caches"), "PATH": path}
+    return {**os.environ, **pre_commit_cache, "PATH": path}
 
 
 def configured(repo: Path, hook_repo: Path) -> None:

@@ -1,4 +1,7 @@
-"""``redline mcp`` as an MCP client sees it: a real server subprocess, the SDK's stdio client.
+"""``redline mcp`` as an MCP client sees it, through the SDK's own clients.
+
+The server runs in this process over the SDK's in-memory streams (``mcp_client``);
+the ``e2e`` tests run a real server subprocess over stdio.
 
 Git mode goes through a real daemon (started by the server) and is checked with
 the git binary: one commit per change on ``redline/<session>``, its note naming
@@ -16,11 +19,13 @@ from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
+import pytest
 from mcp_client import answering, connect, connect_modern, structured, text
 from mcp_fixtures import Folder
 
 from gitmode_fixtures import REDLINE, GitMode, branch_commits, git, note_of, rev
 from redline.tools.definitions import DEFINITIONS
+from support import cli as inproc
 
 T = TypeVar("T")
 EDIT_SURFACE = ["edit", "write", "delete", "read"]
@@ -86,6 +91,7 @@ def test_the_users_agent_setting_names_the_model_and_the_flag_wins(
 # --- git mode ---------------------------------------------------------------------------
 
 
+@pytest.mark.e2e  # a real `redline mcp` over stdio, starting a real daemon process
 def test_git_mode_commits_each_change_with_its_note(gm: GitMode) -> None:
     base = rev(gm.repo, "HEAD")
 
@@ -269,6 +275,27 @@ def test_a_denied_call_is_rejected_naming_the_rule(folder: Folder) -> None:
     assert (folder.root / "c.txt").exists()
 
 
+def test_an_agent_cannot_rewrite_the_rules_that_govern_it(folder: Folder) -> None:
+    """Embedded: a write of .redline.toml that would allow what it denies is refused, and
+    the next call is still denied (issue 20, reproduction 8)."""
+    (folder.root / ".redline.toml").write_text('[permission.edit]\n"b.py" = "deny"\n')
+
+    async def main() -> tuple[types.CallToolResult, types.CallToolResult]:
+        async with connect(folder.env, folder.root) as session:
+            relax = await session.call_tool(
+                "write", {"path": ".redline.toml", "content": '[permission]\nedit = "allow"\n'}
+            )
+            denied = await session.call_tool("edit", edit("b.py", "VALUE = 1", "VALUE = 2"))
+            return relax, denied
+
+    relax, denied = run(main)
+    assert relax.is_error and structured(relax)["status"] == "rejected"
+    assert "would change redline's own settings" in structured(relax)["error"]
+    assert denied.is_error and 'permission.edit."b.py" = "deny"' in structured(denied)["error"]
+    assert (folder.root / ".redline.toml").read_text() == '[permission.edit]\n"b.py" = "deny"\n'
+    assert (folder.root / "b.py").read_text() == "VALUE = 1\n"
+
+
 def test_a_path_rule_denies_one_path_and_names_the_rule(folder: Folder) -> None:
     (folder.root / ".redline.toml").write_text('[permission.edit]\n"b.py" = "deny"\n')
 
@@ -380,13 +407,12 @@ def test_structured_content_is_the_apply_result(folder: Folder) -> None:
 
     result = run(main)
     (folder.root / "c.txt").write_text("alpha\nbeta\ngamma\n")
-    proc = subprocess.run(
-        [*REDLINE, "apply", "--root", str(folder.root)],
-        input=json.dumps({"tool": "edit", **request}).encode(),
-        capture_output=True,
+    proc = inproc.run(
+        ["apply", "--root", str(folder.root)],
+        input=json.dumps({"tool": "edit", **request}),
         env=folder.env,
-        check=True,
     )
+    assert proc.returncode == 0, proc.stderr
     assert structured(result) == json.loads(proc.stdout)
 
 
@@ -399,9 +425,11 @@ def test_the_server_starts_no_daemon_for_a_folder(folder: Folder) -> None:
     assert not list(Path(folder.env["XDG_RUNTIME_DIR"]).iterdir())
 
 
+@pytest.mark.e2e  # raw lines on a real server's stdin: the stdio framing itself
 def test_garbage_on_the_wire_leaves_the_server_answering(folder: Folder) -> None:
     """Raw JSON-RPC lines: a line that is no JSON, a call whose arguments are no object and
-    a call without a name get protocol errors; the call after them is applied."""
+    a call without a name get protocol errors; the call after them is applied (more frames
+    in test_mcp_wire.py)."""
     lines = [
         {
             "jsonrpc": "2.0",
@@ -444,7 +472,7 @@ def test_garbage_on_the_wire_leaves_the_server_answering(folder: Folder) -> None
             )
         server.stdin.flush()
         answers: dict[int, dict[str, Any]] = {}
-        while 4 not in answers:  # the answers to 1-4; the line that is no JSON gets none
+        while 4 not in answers:  # the answers to 1-4, and to the line that is no JSON
             answer = json.loads(server.stdout.readline())
             answers[answer["id"]] = answer
         server.stdin.close()
@@ -456,6 +484,7 @@ def test_garbage_on_the_wire_leaves_the_server_answering(folder: Folder) -> None
         server.stdout.close()
         if not server.stdin.closed:
             server.stdin.close()
+    assert answers[None]["error"]["code"] == -32700  # parse error, id null
     assert answers[2]["error"]["code"] == -32602
     assert answers[3]["error"]["code"] == -32602
     assert answers[4]["result"]["isError"] is False
@@ -484,16 +513,10 @@ def test_a_client_failing_to_ask_gets_the_call_rejected(folder: Folder) -> None:
 
 def test_options_that_cannot_work_are_refused_before_serving(folder: Folder, gm: GitMode) -> None:
     def refused(*args: str, env: dict[str, str], code: int = 2) -> str:
-        proc = subprocess.run(
-            [*REDLINE, "mcp", *args],
-            capture_output=True,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            timeout=60,
-        )
+        proc = inproc.run(["mcp", *args], env=env, input=b"")
         assert proc.returncode == code, proc
-        assert proc.stdout == b""  # stdout is the protocol's
-        return proc.stderr.decode()
+        assert proc.stdout == ""  # stdout is the protocol's
+        return proc.stderr
 
     both = refused("--session", "s", "--embedded", "--repo", str(gm.repo), env=gm.env)
     assert "--session and --embedded exclude each other" in both
@@ -512,6 +535,8 @@ def test_an_absolute_path_is_judged_by_the_path_it_names(gm: GitMode, folder: Fo
     (git mode), and for the folder's (embedded)."""
     rules = '[permission.edit]\n"docs/**" = "deny"\n'
     (gm.repo / ".redline.toml").write_text(rules)
+    git(gm.repo, "add", ".redline.toml", env=gm.env)
+    git(gm.repo, "commit", "-qm", "rules", env=gm.env)  # git mode: the committed rules govern
     (folder.root / ".redline.toml").write_text(rules)
 
     async def main() -> list[types.CallToolResult]:

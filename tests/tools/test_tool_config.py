@@ -12,6 +12,7 @@ import pytest
 
 from redline.engine.errors import RedlineError
 from redline.tools.config import (
+    Committed,
     ConfigError,
     Override,
     load_config,
@@ -19,6 +20,7 @@ from redline.tools.config import (
     repository_root,
     user_config_file,
 )
+from redline.tools.permissions import Decision
 
 
 @pytest.fixture
@@ -54,7 +56,9 @@ def test_no_file_gives_no_settings(user_dir: Path, repo: Path) -> None:
     assert config.permissions.root == str(repo)
 
 
-def test_the_repository_wins_key_by_key(user_dir: Path, repo: Path) -> None:
+def test_compat_is_the_repositorys_key_by_key_permissions_the_stricter(
+    user_dir: Path, repo: Path
+) -> None:
     user = write(
         user_dir / "config.toml",
         """
@@ -92,13 +96,71 @@ freeform = true
         True, "compat.apply_patch.freeform", str(own)
     )
     assert config.compat[("provider", "openrouter", "freeform")].source == str(user)
-    # permission: each tool key whole, with its own file's order
+    # permission: each file decides with its own rules; the stricter decision stands
     permissions = config.permissions
     assert [r.pattern for r in permissions.rules["edit"]] == ["**", "migrations/**"]
     assert permissions.decide("edit", "migrations/1.sql").action == "deny"
-    assert permissions.decide("edit", "src/a.py").action == "allow"
+    # the repository's "**" = "allow" does not lift the user's edit = "ask"
+    assert permissions.decide("edit", "src/a.py") == Decision(
+        "ask", 'permission.edit = "ask"', str(user)
+    )
     assert permissions.decide("write", "a").source == str(user)
     assert permissions.decide("delete", "a").action == "deny"
+
+
+@pytest.mark.parametrize(
+    ("users", "repositorys", "expected"),
+    [
+        ('write = "deny"', 'write = "allow"', "deny"),
+        ('"*" = "deny"', 'write = "allow"', "deny"),
+        ('write = "ask"', '"*" = "allow"', "ask"),
+        ('write = "allow"', 'write = "deny"', "deny"),  # the repository adds a restriction
+        ('[permission.write]\n"**" = "deny"', '[permission.write]\n"a" = "allow"', "deny"),
+    ],
+)
+def test_a_repository_cannot_lift_the_users_restriction(
+    user_dir: Path, repo: Path, users: str, repositorys: str, expected: str
+) -> None:
+    def table(rules: str) -> str:
+        return rules if rules.startswith("[") else f"[permission]\n{rules}\n"
+
+    write(user_dir / "config.toml", table(users))
+    write(repo / ".redline.toml", table(repositorys))
+    permissions = load_config(repo).permissions
+    assert permissions.decide("write", "a").action == expected
+    assert permissions.available("write") is (expected != "deny")
+
+
+def test_only_the_users_file_can_let_an_agent_change_the_settings_files(
+    user_dir: Path, repo: Path
+) -> None:
+    assert load_config(repo).policy_files is False
+    write(user_dir / "config.toml", '[permission]\npolicy_files = "allow"\n')
+    assert load_config(repo).policy_files is True
+    write(repo / ".redline.toml", '[permission]\npolicy_files = "allow"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(repo)
+    assert info.value.where == "permission.policy_files"
+    assert "only your own config file can let an agent change" in info.value.problem
+    write(repo / ".redline.toml", "")
+    write(user_dir / "config.toml", '[permission]\npolicy_files = "yes"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(repo)
+    assert 'must be "allow" or "deny"' in info.value.problem
+
+
+def test_committed_settings_stand_in_for_the_repositorys_files(user_dir: Path, repo: Path) -> None:
+    write(repo / ".redline.toml", '[permission]\nwrite = "allow"\n')  # the worktree's
+    committed = Committed({".redline.toml": b'[permission]\nwrite = "deny"\n'}, "on main")
+    config = load_config(repo, committed)
+    assert config.sources == (".redline.toml on main",)
+    assert config.permissions.decide("write", "a") == Decision(
+        "deny", 'permission.write = "deny"', ".redline.toml on main"
+    )
+    pyproject = b'[tool.redline.permission]\ndelete = "deny"\n'
+    config = load_config(repo, Committed({"pyproject.toml": pyproject}, "on main"))
+    assert config.permissions.decide("delete", "a").action == "deny"
+    assert load_config(repo, Committed({}, "on main")).permissions.rules == {}
 
 
 def test_pyproject_tool_redline_is_read_when_there_is_no_redline_toml(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +21,9 @@ from redline.daemon.lifecycle import (
 )
 from redline.daemon.paths import DaemonFiles
 from redline.engine.errors import RedlineError
+
+if TYPE_CHECKING:
+    from redline.tools.config import Committed
 
 
 class SettingError(RedlineError):
@@ -78,3 +82,18 @@ repo_option = click.option(
     show_default="the current directory",
     help="A path inside the git repository.",
 )
+
+
+def mainline_settings(repo: Path, session: str | None) -> Committed:
+    """The repository's settings files as the session's main line has them committed
+    (never the session's worktree, where the agent could change them)."""
+    from redline.engine.policy import SETTINGS_FILES
+    from redline.gitops.committed import committed_files, mainline_rev
+    from redline.tools.config import Committed
+
+    try:
+        common = daemon_files(repo).common
+    except RedlineError:  # not a repository: the runner says so for every request
+        return Committed({}, "")
+    rev, where = mainline_rev(common, session)
+    return Committed(committed_files(common, rev, SETTINGS_FILES), where)

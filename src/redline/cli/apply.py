@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from redline.cli._connect import daemon_files, repo_option
+from redline.cli._connect import daemon_files, mainline_settings, repo_option
 from redline.cli.runners import (
     Runner,
     clip,
@@ -24,11 +25,15 @@ from redline.cli.runners import (
     guarded,
     rpc_error,
     rpc_status,
+    unavailable,
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from redline.engine.errors import RedlineError
     from redline.engine.result import Status
+    from redline.fsops.behind import WriteBehind
 
 
 @click.command("apply")
@@ -77,34 +82,111 @@ def apply_command(
     Exit status: 0 applied, no change or read, 1 not applied, 2 bad request,
     3 partially applied (with --jsonl: the highest of the requests').
     """
-    behind = None
-    if session is not None:
-        runner = _session_runner(repo, session, dry_run, threshold)
-    else:
-        if jsonl and not dry_run:
-            from redline.fsops.behind import WriteBehind
+    from redline.fsops import interrupts
 
-            behind = WriteBehind()
-        runner = embedded_runner(root, dry_run, threshold, behind)
-    runner = _permitted(runner, root if session is None else None, repo, session)
     # Bytes, not the locale's text: JSON on the wire is UTF-8 whatever the locale says.
     stdin = sys.stdin.buffer
-    requests = _Requests(stdin) if jsonl else None
-    worst = 0
-    for data in requests if requests is not None else [stdin.read()]:
-        decoded = _decode(data)
-        if behind is not None and not _is_edit(decoded):
-            worst = _answer(behind.flush(), worst)
-        payload = runner(decoded) if not _is_problem(decoded) else _invalid(decoded)
-        if behind is None:
-            worst = _answer([payload], worst)
-            continue
-        behind.answer(payload)
-        if behind.full or requests is None or not requests.waiting():
-            worst = _answer(behind.flush(), worst)
-    if behind is not None:
-        worst = _answer(behind.flush(), worst)
-    sys.exit(worst)
+    stream = _Stream(_Requests(stdin) if jsonl else None)
+    try:
+        behind, runner = _ready(root, session, repo, jsonl, dry_run, threshold)
+        stream.behind = behind
+        for data in stream.lines(stdin):
+            stream.in_hand = decoded = _decode(data)
+            if behind is not None and not _is_edit(decoded):
+                stream.answer(behind.flush())
+            payload = runner(decoded) if not _is_problem(decoded) else _invalid(decoded)
+            if behind is None:
+                stream.answer([payload])
+            else:
+                behind.answer(payload)
+                if behind.full or stream.requests is None or not stream.requests.waiting():
+                    stream.answer(behind.flush())
+            stream.in_hand = _NOTHING
+            interrupts.answered()
+        if behind is not None:
+            stream.answer(behind.flush())
+            interrupts.answered()
+    except interrupts.Interrupted as exc:
+        stream.interrupted(exc, session)
+        raise
+    sys.exit(stream.worst)
+
+
+def _ready(
+    root: Path,
+    session: str | None,
+    repo: Path,
+    jsonl: bool,
+    dry_run: bool,
+    threshold: float | None,
+) -> tuple[WriteBehind | None, Runner]:
+    """The write-behind (embedded ``--jsonl``) and the runner of the requests."""
+    behind = None
+    try:
+        if session is not None:
+            runner = _session_runner(repo, session, dry_run, threshold)
+        else:
+            if jsonl and not dry_run:
+                from redline.fsops.behind import WriteBehind
+
+                behind = WriteBehind()
+            runner = embedded_runner(root, dry_run, threshold, behind)
+        return behind, _permitted(runner, root if session is None else None, repo, session)
+    except Exception as exc:  # not even ready to apply: each request still gets its answer
+        return None, unavailable(exc, session)
+
+
+_NOTHING = object()  # no request in hand
+_READING = object()  # a request is being read
+
+
+class _Stream:
+    """The requests of one ``apply`` and what it has answered: on a signal, the answers
+    held for writing are written and printed, then the request in hand is answered."""
+
+    def __init__(self, requests: _Requests | None) -> None:
+        self.requests = requests
+        self.behind: WriteBehind | None = None
+        self.in_hand: Any = _NOTHING
+        self.worst = 0
+
+    def lines(self, stdin: Any) -> Iterator[bytes]:
+        if self.requests is None:
+            self.in_hand = _READING
+            yield stdin.read()
+            return
+        yield from self.requests
+
+    def answer(self, payloads: list[dict[str, Any]]) -> None:
+        self.worst = _answer(payloads, self.worst)
+
+    def interrupted(self, exc: Any, session: str | None) -> None:
+        """Answer what is owed once a signal stops the stream (see the class)."""
+        from redline.fsops import interrupts
+
+        name = interrupts.NAMES.get(exc.signum, "a signal")
+        if self.behind is not None:
+            with interrupts.writing():  # a second signal waits for these writes too
+                held = self.behind.flush()
+            self.answer(held)
+        if self.in_hand is _NOTHING and self.requests is not None and self.requests.partial():
+            self.in_hand = _READING  # half a line came: that request is answered
+        if self.in_hand is _NOTHING:
+            return
+        if exc.answer is not None:
+            self.answer([exc.answer])
+        elif self.in_hand is _READING:
+            error = (
+                f"interrupted ({name}) before the request was read whole: it was not applied, "
+                "nothing was written; send it again"
+            )
+            self.answer([failure("failed", None, error, session)])
+        else:
+            error = (
+                f"interrupted ({name}) before it was applied: nothing was written; send it "
+                "again to apply it"
+            )
+            self.answer([failure("failed", self.in_hand, error, session)])
 
 
 def _answer(payloads: list[dict[str, Any]], worst: int) -> int:
@@ -160,6 +242,10 @@ class _Requests:
             if line.strip():
                 yield line
 
+    def partial(self) -> bool:
+        """Whether part of the next line has been read (a request is on its way)."""
+        return bool(self._buffer.strip())
+
     def waiting(self) -> bool:
         """Whether the next request is already on its way: a line read, part of one (its
         writer is mid-line), or bytes in the pipe within a millisecond."""
@@ -181,9 +267,14 @@ def _decode(data: bytes) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return _Problem(
-            f"request is not valid UTF-8 (byte {exc.start}); send JSON encoded as UTF-8"
-        )
+        try:
+            # Inside a string, the bytes are kept as surrogate escapes: the request is
+            # refused naming the field that holds them (tools.request.bad_text).
+            return json.loads(data.decode("utf-8", "surrogateescape"))
+        except (ValueError, RecursionError):
+            return _Problem(
+                f"request is not valid UTF-8 (byte {exc.start}); send JSON encoded as UTF-8"
+            )
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -226,7 +317,11 @@ def _permitted(run: Runner, root: Path | None, repo: Path, session: str | None) 
     if root is not None:
         gate = permission_gate(root)
     else:
-        gate = permission_gate(repository_root(repo), _session_worktree(repo, session))
+        gate = permission_gate(
+            repository_root(repo),
+            _session_worktree(repo, session),
+            partial(mainline_settings, repo, session),
+        )
 
     def permitted(obj: Any) -> dict[str, Any]:
         refused = gate(obj)
@@ -258,6 +353,7 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
     from redline.daemon import protocol
     from redline.daemon.protocol import RpcError
     from redline.engine.errors import RedlineError
+    from redline.fsops import interrupts
 
     unsure = (
         "the daemon may or may not have committed it: run `redline daemon start` (a daemon "
@@ -269,6 +365,7 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
     except RedlineError as exc:
         status, error = _cannot_start(exc)
         return lambda obj: failure(status, obj, error, session)
+    click.get_current_context().call_on_close(client.close)
 
     no_session: list[str] = []  # the daemon's answer once it said there is no such session
 
@@ -279,7 +376,15 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
             obj.setdefault("threshold", threshold)  # only an edit has one
         params = {"session": session, "request": obj, "dry_run": dry_run}
         try:
-            answer = client.call("apply", params)
+            # Sent, the request is the daemon's: a signal waits for its answer (a second
+            # one does not: the daemon may be stuck, and the answer says so).
+            with interrupts.writing(patient=False):
+                answer = client.call("apply", params)
+        except interrupts.Interrupted as stopped:
+            name = interrupts.NAMES.get(stopped.signum, "a signal")
+            error = f"interrupted ({name}) while the daemon was applying it; {unsure}"
+            stopped.answer = failure("failed", obj, error, session)
+            raise
         except RpcError as exc:
             if exc.code == protocol.CONNECTION_CLOSED:
                 error = f"the daemon closed the connection before answering; {unsure}"

@@ -34,6 +34,12 @@ def report(exc: BaseException) -> int:
         data = getattr(exc, "data", None)
         click.echo(f"redline: {data if isinstance(data, str) else exc}", err=True)
         return exc.exit_code
+    if isinstance(exc, OSError):
+        from redline.fsops.resources import explain, is_resource
+
+        if is_resource(exc):  # the machine, not a bug: no crash log
+            click.echo(f"redline: {explain(exc)}", err=True)
+            return 1
     click.echo(f"redline: unexpected error: {describe(exc)}", err=True)
     click.echo(f"redline: {where_logged(exc)}", err=True)
     return 1
@@ -96,8 +102,12 @@ def _write_new(folder: Path, stem: str, text: str) -> Path:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
             continue
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
-            handle.write(text)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
+                handle.write(text)
+        except OSError:  # a full disk: no empty log is left behind
+            path.unlink(missing_ok=True)
+            raise
         return path
     raise FileExistsError(f"{folder / stem}.log and 998 more exist already")
 

@@ -26,6 +26,8 @@ from typing import Any
 
 import click
 
+from redline.engine.confidence import shown_confidence
+
 SAMPLE = '''\
 """Greeting service."""
 
@@ -179,7 +181,7 @@ def _show(number: int, request: dict[str, str], result: dict[str, Any]) -> None:
     click.echo("(· a space, → a tab)")
     click.echo(
         f"redline: {result['status']}, match_type {result['match_type']}, "
-        f"confidence {result['confidence']}"
+        f"confidence {shown_confidence(result['confidence'])}"
     )
     for said in tolerated(request["old_string"], found) if found else []:
         click.echo(f"tolerated: {said}")
@@ -299,6 +301,6 @@ def _squash_note(text: str) -> None:
         for op in entry.get("operations", []):
             click.echo(
                 f"edit {entry['edit']}: {op['path']} lines {op['start_line']}-{op['end_line']}, "
-                f"{op['match_type']} {op['confidence']}, {verdict}"
+                f"{op['match_type']} {shown_confidence(op['confidence'])}, {verdict}"
                 + (f", approved by {approvals}" if approvals else "")
             )

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from redline.cli._connect import SettingError, repo_option
+from redline.engine.confidence import shown_confidence
 from redline.engine.errors import RedlineError
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from redline.engine.policy import Policy
     from redline.hooks import stages
     from redline.hooks.config import PolicyError
+    from redline.hooks.ledger import Ledger
 
 STAGES = ("pre-commit", "pre-merge-commit", "pre-push")
 
@@ -34,12 +36,13 @@ def _repo(path: Path) -> pygit2.Repository:
     return repo
 
 
-def _policy(repo: pygit2.Repository) -> Policy:
-    """HEAD's policy (what ``redline review`` judges by)."""
-    from redline.hooks.config import policy_from_tree
+def _policy(repo: pygit2.Repository, ledger: Ledger) -> Policy:
+    """HEAD's policy, with what unapproved agent edits of it took away (hooks.mainline):
+    what ``redline review`` judges by."""
     from redline.hooks.gate import head_tree
+    from redline.hooks.mainline import guarded_policy
 
-    return policy_from_tree(repo, head_tree(repo))
+    return guarded_policy(repo, ledger, [(head_tree(repo), "in HEAD")])
 
 
 def _broken_policies(
@@ -240,7 +243,7 @@ def review_command(repo: Path, as_json: bool) -> None:
     git = _repo(repo)
     entries = ledger.load(git)
     settled: list[str] = []
-    items = waiting(git, _policy(git), entries, settled)
+    items = waiting(git, _policy(git, entries), entries, settled)
     unreadable = [Unreadable(c, why) for c, why in sorted(entries.unreadable.items())]
     if as_json:
         click.echo(json.dumps(items))
@@ -274,19 +277,22 @@ def _not_listed(settled: list[str]) -> str:
 
 
 def _show_waiting(items: list[dict[str, Any]]) -> None:
+    from redline.engine.paths import safe_text, shown_path
+
     for item in items:
         lines = f"lines {item['start_line']}-{item['end_line']} " if item["start_line"] else ""
         how = (
-            f"{item['match_type']} {item['confidence']:g}"
+            f"{item['match_type']} {shown_confidence(item['confidence'])}"
             if item["match_type"] is not None and item["confidence"] is not None
             else item.get("op") or item["rule"]
         )
         click.secho(
-            f"edit {item['edit']} (commit {item['commit'][:12]}): {item['path']} {lines}{how}",
+            f"edit {item['edit']} (commit {item['commit'][:12]}): {shown_path(item['path'])} "
+            f"{lines}{how}",
             bold=True,
         )
-        click.echo(f"  rule {item['rule']}: {item['reason']}")
-        click.echo(item["diff"])
+        click.echo(safe_text(f"  rule {item['rule']}: {item['reason']}", keep=""))
+        click.echo(safe_text(item["diff"]))
     click.echo("Approve with `redline approve EDIT...` once you have read each diff.")
 
 

@@ -17,6 +17,7 @@ import click
 
 from redline.cli._connect import daemon_client, daemon_files, repo_option
 from redline.engine.errors import RedlineError
+from redline.engine.paths import shown_path
 
 
 @click.command("land")
@@ -157,7 +158,7 @@ def undo_command(repo: Path, edit: str, session: str | None, as_json: bool) -> N
         click.echo(
             f"undid edit {result['edit']} (commit {result['commit'][:12]}) in session "
             f"{result['session']}: commit {made['commit'][:12]} (edit {made['edit']}) reverts "
-            f"{', '.join(made['paths'])}"
+            f"{', '.join(shown_path(p) for p in made['paths'])}"
         )
         for flag in result["flags"]:
             click.echo(f"flagged for review: {flag['reason']} (rule {flag['rule']})")

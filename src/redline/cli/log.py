@@ -9,6 +9,8 @@ import click
 
 from redline.cli._connect import repo_option
 from redline.cli._repository import open_repository
+from redline.engine.confidence import shown_confidence
+from redline.engine.paths import safe_text, shown_path
 
 
 @click.command("log")
@@ -47,7 +49,8 @@ def log_command(repo: Path, name: str | None, as_json: bool) -> None:
         click.echo(f"no edits on {found.branch} yet{hint}")
     for entry in found.entries:
         click.echo(
-            f"{entry['commit'][:12]} {entry['summary']}  [{entry['source']}, edit {entry['edit']}]"
+            f"{entry['commit'][:12]} {safe_text(entry['summary'], keep='')}  "
+            f"[{entry['source']}, edit {entry['edit']}]"
         )
         for op in entry["operations"]:
             lines = ""
@@ -55,5 +58,5 @@ def log_command(repo: Path, name: str | None, as_json: bool) -> None:
                 lines = f" lines {op['start_line']}-{op['end_line']}"
             evidence = ""
             if op.get("match_type"):
-                evidence = f" {op['match_type']} {op['confidence']}"
-            click.echo(f"    {op.get('op', '')} {op['path']}{lines}{evidence}")
+                evidence = f" {op['match_type']} {shown_confidence(op['confidence'])}"
+            click.echo(f"    {op.get('op', '')} {shown_path(str(op['path']))}{lines}{evidence}")

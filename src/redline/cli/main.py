@@ -40,10 +40,16 @@ class _LazyGroup(click.Group):
     "unexpected error" and the path of a crash log, never a traceback."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        from redline.fsops.interrupts import Interrupted
+
         try:
             return super().main(*args, **kwargs)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # reaches here only with standalone_mode=False: the caller handles it
+        except Interrupted as stopped:  # SIGINT or SIGTERM (redline.fsops.interrupts)
+            if not stopped.quiet:
+                click.echo("redline: interrupted", err=True)
+            sys.exit(stopped.exit_code)
         except Exception as exc:
             from redline.cli.boundary import report
 
@@ -69,4 +75,7 @@ def cli() -> None:
 
 
 def main() -> None:
+    from redline.fsops import interrupts
+
+    interrupts.install()  # SIGINT, SIGTERM: a clean stop, never half a write
     cli()

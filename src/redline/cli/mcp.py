@@ -8,15 +8,17 @@ stdout belongs to the protocol: everything else goes to stderr.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from redline.cli._connect import repo_option
+from redline.cli._connect import mainline_settings, repo_option
 
 if TYPE_CHECKING:
     from redline.mcp.backend import Backend
+    from redline.mcp.server import Served
 
 
 @click.command("mcp")
@@ -83,7 +85,7 @@ def mcp_command(
         backend = Session(lambda: daemon_client_started(repo), session)
     else:
         backend = Embedded(root)
-    _serve(root, backend, model, provider, git_mode, session)
+    _serve(root, backend, model, provider, git_mode, session, repo)
 
 
 def _serve(
@@ -93,16 +95,17 @@ def _serve(
     provider: str | None,
     git_mode: bool,
     session: str | None,
+    repo: Path,
 ) -> None:
-    import anyio
-
     from redline.mcp.approvals import Approvals
-    from redline.mcp.server import Served, serve
+    from redline.mcp.server import Served
     from redline.tools.config import load_config
     from redline.tools.definitions import DEFINITIONS
     from redline.tools.surface import select
 
-    config = load_config(root)
+    # Git mode: the repository's settings as the main line has them committed, never the
+    # session's worktree, where the agent could change them.
+    config = load_config(root, mainline_settings(repo, session) if git_mode else None)
     if model is None:  # the flag wins over [agent] in the config files
         model, provider = config.model, provider or config.provider
     surface = select(model, provider=provider, endpoint="chat", config=config)
@@ -114,4 +117,24 @@ def _serve(
     )
     click.echo(f"redline mcp: {where}; tools: {', '.join(surface.tools)}", err=True)
     served = Served(tools, backend, Approvals(config.permissions), model, provider)
-    anyio.run(serve, served)
+    signum = run_stdio(served)
+    if signum is not None:  # stopped as asked: quietly, with the signal's exit status
+        from redline.fsops.interrupts import Interrupted
+
+        stopped = Interrupted(signum)
+        stopped.quiet = True
+        raise stopped
+
+
+def _on_stdio(served: Served) -> int | None:
+    """Serve on this process's stdin and stdout; the signal that stopped the server, if any."""
+    import anyio
+
+    from redline.mcp.server import serve
+
+    return anyio.run(serve, served)
+
+
+# Serving on this process's stdin and stdout: the process edge, which the tests replace
+# to serve the same ``Served`` over the MCP SDK's in-memory streams.
+run_stdio: Callable[[Served], int | None] = _on_stdio

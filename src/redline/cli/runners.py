@@ -12,7 +12,7 @@ starts for every edit a hook sends).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from redline.engine.policy import Policy
     from redline.engine.result import Status
     from redline.fsops.behind import WriteBehind
+    from redline.fsops.settings import SettingsGuard
 
 Runner = Callable[[Any], dict[str, Any]]
 
@@ -39,6 +40,7 @@ def embedded_runner(
 
     hints = FailureHints()
     policy, unreadable = _embedded_policy(root)
+    settings = _settings_guard()
 
     def run(obj: Any) -> dict[str, Any]:
         try:
@@ -47,7 +49,9 @@ def embedded_runner(
             return Result("invalid", path=given_path(obj), error=str(exc)).to_dict()
         if unreadable is not None and not isinstance(request, ReadRequest):  # a read edits nothing
             return Result("rejected", path=given_path(obj), error=unreadable).to_dict()
-        result = apply_in_directory(root, request, dry_run=dry_run, behind=behind, policy=policy)
+        result = apply_in_directory(
+            root, request, dry_run=dry_run, behind=behind, policy=policy, settings=settings
+        )
         if isinstance(request, EditRequest):
             hints.observe(request.path, turn, result)
         return result.to_dict()
@@ -72,21 +76,75 @@ def _embedded_policy(root: Path) -> tuple[Policy | None, str | None]:
         return None, f"{exc} — no edit is applied until it is fixed"
 
 
+def _settings_guard() -> SettingsGuard | None:
+    """What keeps an agent from changing redline's own settings files under the folder (the
+    permissions and the guard policy that govern it), unless the user's own config file
+    allows it in so many words: ``[permission] policy_files = "allow"``. Compared parsed,
+    before and after: a change elsewhere in ``pyproject.toml`` passes."""
+    from redline.tools.config import user_allows_policy_files, user_config_file
+
+    if user_allows_policy_files():
+        return None
+    from redline.hooks.config import settings_table
+
+    def guard(
+        read: Callable[[str], bytes | None], changed: Mapping[str, bytes | None]
+    ) -> str | None:
+        def after(path: str) -> bytes | None:
+            return changed[path] if path in changed else read(path)
+
+        if settings_table(read) == settings_table(after):
+            return None
+        name = sorted(changed)[0]
+        what = ".redline.toml" if name == ".redline.toml" else "[tool.redline] in pyproject.toml"
+        return (
+            f"this change of {name} would change redline's own settings ({what}: the "
+            "permissions and the guard policy that govern this agent), which an agent may not "
+            "change; nothing was changed. Ask the user to make this change. (The user can let "
+            f'agents change them with [permission] policy_files = "allow" in their own config '
+            f"file, {user_config_file()}.)"
+        )
+
+    return guard
+
+
 def guarded(run: Runner, aftermath: str, session: str | None = None) -> Runner:
     """``run``, answering an unexpected exception with a ``failed`` result.
 
     No input may end the stream: the request that met the bug gets a result
-    (``aftermath`` says what became of it) and the next request still runs.
+    (``aftermath`` says what became of it) and the next request still runs. A
+    failure of the machine (a full disk, no file descriptors left) is no bug:
+    it is answered with what ran out and what to do.
     """
 
     def guarded_run(obj: Any) -> dict[str, Any]:
         try:
             return run(obj)
         except Exception as exc:
-            error = _internal_error(exc, aftermath)
-            return failure("failed", obj, error, session)
+            return failure("failed", obj, _unexpected(exc, aftermath), session)
 
     return guarded_run
+
+
+def unavailable(exc: Exception, session: str | None) -> Runner:
+    """The runner of a command that could not get ready to apply anything (``exc`` says
+    why): every request is answered ``failed`` with that reason, and nothing is applied."""
+    from redline.engine.errors import RedlineError
+
+    aftermath = "nothing was applied"
+    if isinstance(exc, RedlineError):
+        error = f"{exc}; {aftermath}"
+    else:
+        error = _unexpected(exc, aftermath)
+    return lambda obj: failure("failed", obj, error, session)
+
+
+def _unexpected(exc: Exception, aftermath: str) -> str:
+    from redline.fsops.resources import explain, is_resource
+
+    if isinstance(exc, OSError) and is_resource(exc):
+        return f"cannot carry out the request: {explain(exc)} — {aftermath}"
+    return _internal_error(exc, aftermath)
 
 
 def failure(status: Status, obj: Any, error: str, session: str | None = None) -> dict[str, Any]:

@@ -60,9 +60,12 @@ def tools_command(
     click.echo("Why:")
     for note in surface.notes:
         click.echo(f"  - {note}")
-    rules = [rule for chain in config.permissions.rules.values() for rule in chain]
+    rules = config.permissions.every_rule
     if rules:
-        click.echo("Permission rules (the last match wins):")
+        click.echo(
+            "Permission rules (in each file the last match wins; the stricter file's "
+            "decision stands):"
+        )
         for rule in rules:
             click.echo(f"  {rule.rule}  ({rule.source})")
     read = ", ".join(config.sources) if config.sources else "none (defaults)"

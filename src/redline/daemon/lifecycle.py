@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from redline.daemon.client import Client, DaemonBusy
 from redline.daemon.client import DaemonError as DaemonError  # where callers import it from
@@ -91,16 +91,21 @@ def start(files: DaemonFiles, repo: Path, idle_timeout: float, env: Mapping[str,
     return _launch(files, repo, idle_timeout, env)[0]
 
 
-def _launch(
+class Process(Protocol):
+    """What starting a daemon gives back: a ``subprocess.Popen``, or alike."""
+
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None: ...
+
+
+def start_process(
     files: DaemonFiles, repo: Path, idle_timeout: float, env: Mapping[str, str]
-) -> tuple[Status, bool]:
-    """The daemon's status once it answers, and whether this call started it."""
+) -> Process:
+    """``redline daemon run`` in a new process of its own session, logging to the log."""
     import subprocess  # only when a daemon must be started
 
-    current = status(files)
-    if current.running:
-        return current, False
-    files.ensure()
     command = [
         sys.executable,
         "-m",
@@ -113,15 +118,31 @@ def _launch(
         str(idle_timeout),
     ]
     with open(files.log, "ab", opener=private_opener) as log:
-        process = subprocess.Popen(
+        return subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
             start_new_session=True,
             close_fds=True,
-            env=without_git_redirects(env),
+            env=dict(env),
         )
+
+
+# How a daemon is started: a process edge, which the tests replace with a daemon on a
+# thread of their own process (tests/support/daemon.py).
+spawn: Callable[[DaemonFiles, Path, float, Mapping[str, str]], Process] = start_process
+
+
+def _launch(
+    files: DaemonFiles, repo: Path, idle_timeout: float, env: Mapping[str, str]
+) -> tuple[Status, bool]:
+    """The daemon's status once it answers, and whether this call started it."""
+    current = status(files)
+    if current.running:
+        return current, False
+    files.ensure()
+    process = spawn(files, repo, idle_timeout, without_git_redirects(env))
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         client = try_connect(files, timeout=5)
@@ -215,6 +236,17 @@ def holds_lock(files: DaemonFiles) -> bool:
         return False
 
 
+def daemon_pid() -> int:
+    """The id the daemon's pid file holds: this process's, or, for a daemon run on a
+    thread of another program (the tests run one so), that thread's (Linux names
+    threads in the same space as processes, so a thread's id is alive while it runs)."""
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        return os.getpid()
+    return threading.get_native_id()
+
+
 @contextlib.contextmanager
 def daemon_lock(files: DaemonFiles) -> Iterator[IO[str]]:
     """Hold the one-daemon-per-repository lock, or raise DaemonError."""
@@ -231,13 +263,14 @@ def daemon_lock(files: DaemonFiles) -> Iterator[IO[str]]:
         ) from None
     try:
         with open(files.pid, "w", opener=private_opener) as pid:
-            pid.write(f"{os.getpid()}\n")
+            pid.write(f"{daemon_pid()}\n")
         yield handle
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            files.pid.unlink()
-        with contextlib.suppress(FileNotFoundError):
-            files.socket.unlink()
+        # Only this daemon's own: after .git/redline was removed under it, another
+        # daemon may have made these files again (the server removes its own socket).
+        if _read_pid(files) == daemon_pid():
+            with contextlib.suppress(FileNotFoundError):
+                files.pid.unlink()
         fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
 
@@ -260,23 +293,20 @@ def run(
     """Run the daemon in the foreground until it is stopped or idle.
 
     ``env`` is the environment of the git processes it starts, less the
-    ``GIT_*`` variables that could send git to another repository.
+    ``GIT_*`` variables that could send git to another repository. On the main
+    thread SIGTERM and SIGINT stop it; on another thread (a daemon embedded in a
+    test process) only ``shutdown`` and the idle timeout do.
     """
     import asyncio
     import logging
     import signal
+    import threading
 
     from redline.daemon.server import Server
     from redline.daemon.service import Service
     from redline.daemon.watcher import Watcher
 
-    with daemon_lock(files):
-        os.close(private_opener(files.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND))
-        logging.basicConfig(
-            filename=str(files.log),
-            level=logging.INFO,
-            format="%(asctime)s %(process)d %(levelname)s %(message)s",
-        )
+    with daemon_lock(files), _logging_to(files.log):
         log = logging.getLogger("redline.daemon")
         log.info("starting for %s", files.common)
         watcher = Watcher()
@@ -287,8 +317,9 @@ def run(
 
         async def main() -> None:
             loop = asyncio.get_running_loop()
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(sig, server.stop)
+            if threading.current_thread() is threading.main_thread():
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    loop.add_signal_handler(sig, server.stop)
             await server.run_on_worker(service.startup)
             await server.serve()
 
@@ -297,3 +328,31 @@ def run(
         finally:
             service.shutdown()
             watcher.stop()
+
+
+@contextlib.contextmanager
+def _logging_to(path: Path) -> Iterator[None]:
+    """Every log record of this process (INFO and up) appended to ``path`` while the daemon
+    runs, each line stamped with the id of its pid file."""
+    import logging
+
+    os.close(private_opener(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND))
+    ident = daemon_pid()
+
+    def stamp(record: logging.LogRecord) -> bool:
+        record.daemon_pid = ident
+        return True
+
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(daemon_pid)d %(levelname)s %(message)s"))
+    handler.addFilter(stamp)
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(min(level, logging.INFO))
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+        handler.close()

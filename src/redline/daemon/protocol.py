@@ -49,13 +49,23 @@ def decode(line: bytes) -> Any:
     a message is answered like any other instead of ending the connection.
     """
     try:
-        value = json.loads(line.decode("utf-8"))
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RpcError(PARSE_ERROR, "parse error", str(exc)) from None
+    return decode_text(text)
+
+
+def decode_text(text: str) -> Any:
+    """As :func:`decode`, for a line already decoded (the MCP server keeps bytes that are
+    not UTF-8 as surrogate escapes, for the tools to refuse naming the field)."""
+    try:
+        value = json.loads(text)
     except RecursionError:
         raise _too_deep() from None
-    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+    except ValueError as exc:  # JSONDecodeError is a ValueError
         raise RpcError(PARSE_ERROR, "parse error", str(exc)) from None
     # At most as deep as it has opening brackets: only then walk it.
-    if line.count(b"[") + line.count(b"{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+    if text.count("[") + text.count("{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
         raise _too_deep()
     return value
 

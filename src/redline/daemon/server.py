@@ -86,6 +86,7 @@ class Server:
         self._clients: dict[asyncio.Task[None], _Connection] = {}
         self._last_activity = time.monotonic()
         self._stopping: asyncio.Event | None = None
+        self._socket_id: tuple[int, int] | None = None  # the socket file this daemon made
         self._upkeep: asyncio.TimerHandle | None = None
 
     async def run_on_worker(self, fn: Callable[[], Any]) -> Any:
@@ -145,6 +146,7 @@ class Server:
         finally:
             os.umask(old_umask)
         os.chmod(self.socket_path, 0o600)
+        self._socket_id = _file_id(self.socket_path)
         log.info("listening on %s", self.socket_path)
         idle = asyncio.create_task(self._idle_watch())
         async with server:
@@ -158,6 +160,9 @@ class Server:
             self._upkeep.cancel()
         self.planners.shutdown(wait=True)  # first: they hand steps to the worker
         self.worker.shutdown(wait=True)
+        if _file_id(self.socket_path) == self._socket_id:  # still this daemon's own
+            with contextlib.suppress(FileNotFoundError):
+                self.socket_path.unlink()
         log.info("stopped")
 
     def stop(self) -> None:
@@ -191,6 +196,12 @@ class Server:
             idle_for = time.monotonic() - self._last_activity
             if self._connections == 0 and idle_for >= self.idle_timeout:
                 log.info("idle for %.0f s; shutting down", idle_for)
+                self.stop()
+                return
+            if _file_id(self.socket_path) != self._socket_id:
+                # Removed (with .git/redline, say) or taken by another daemon: no client
+                # can reach this one any more, and the next command starts a new one.
+                log.warning("%s was removed or replaced; shutting down", self.socket_path)
                 self.stop()
                 return
 
@@ -315,6 +326,14 @@ class Server:
             QUIET_DELAY,
             lambda: loop.run_in_executor(self.worker, self.service.when_quiet),
         )
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def _refused_while_stopping(line: bytes | None) -> dict[str, Any] | None:

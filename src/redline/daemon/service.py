@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pygit2
+
 from redline import __version__
 from redline.daemon import protocol
 from redline.daemon.housekeeping import Housekeeping
@@ -24,20 +26,24 @@ from redline.engine.errors import RedlineError, RequestError
 from redline.engine.hints import FailureHints
 from redline.engine.patch import PatchRequest
 from redline.engine.result import Result
+from redline.fsops.resources import ResourceError, explain, is_resource
 from redline.gitops import history, outcomes
 from redline.gitops import session as sessions
-from redline.gitops.apply import OnWorker, SessionApplier, here
-from redline.gitops.errors import SessionError
+from redline.gitops.apply import OnWorker, PolicyReading, SessionApplier, here
+from redline.gitops.durability import Durability
+from redline.gitops.errors import SessionError, WorktreeGone
 from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects
 from redline.gitops.repo import main_repository
 from redline.gitops.spares import SparePool
 from redline.gitops.worktree import request_path
 from redline.gitops.writer import Writer
 from redline.hooks import ledger
-from redline.hooks.config import policy_from_tree
+from redline.hooks.config import policy_from_files, settings_table
+from redline.hooks.mainline import Mainline
 
 log = logging.getLogger("redline.daemon")
 T = TypeVar("T")
+PACK_FILES_OPEN = 128  # pack files libgit2 keeps open at most (the least used are closed)
 
 
 class Service:
@@ -50,16 +56,23 @@ class Service:
         git_env: Mapping[str, str],
         fault: Callable[[str], None] | None = None,
     ) -> None:
+        # libgit2 keeps every pack file it read open, and the daemon writes a pack per
+        # request: without a bound a long session runs out of file descriptors.
+        pygit2.settings.mwindow_file_limit = PACK_FILES_OPEN
         self.repo, self.layout = main_repository(repo_path)
         self.layout.ensure()
         # Every object the daemon writes is staged, then written as one pack per call,
         # and the packs are rolled together beside the requests, never inside one.
-        self.staged = StagedObjects.attach(self.repo)
-        self.housekeeping = Housekeeping(Path(self.repo.path), git_env)
-        # ...and the files it creates take the inode of a spare made ahead of time.
+        self.staged = StagedObjects.attach(self.repo, self.layout.state / "staging")
+        self.housekeeping = Housekeeping(
+            Path(self.repo.path), git_env, holds=self.staged.holds, state_dir=self.layout.state
+        )
+        # ...and the files it creates take the inode of a spare made ahead of time; what
+        # is fsynced follows git's core.fsync (read again before each request).
         self.spares = SparePool(self.layout.state / "spares")
-        self.writer = Writer(self.staged, self.spares)
+        self.writer = Writer(self.staged, self.spares, Durability.from_config(self.repo.config))
         self._fault = fault
+        self._flush_problem: str | None = None
         self._appliers: dict[str, SessionApplier] = {}
         self._hints: dict[str, FailureHints] = {}
         self.on_session_open: Callable[[SessionApplier], None] = lambda applier: None
@@ -81,6 +94,8 @@ class Service:
                 self.applier(session.name)
             except Exception:  # one broken session must not keep the others from being served
                 log.exception("session %s: cannot load it; its requests will say why", session.name)
+        # The packs a previous daemon held: its requests are finished or dropped by now.
+        self.staged.holds.adopt_leftovers()
 
     def shutdown(self) -> None:
         self.housekeeping.stop()
@@ -97,17 +112,15 @@ class Service:
         if name not in self._appliers:
             session = sessions.load(self.layout, name)
             if not Path(session.worktree).is_dir():
-                raise SessionError(
-                    f"the worktree of session {name!r} ({session.worktree}) is gone; close the "
-                    f"session (`redline session close {name} --force`) and open a new one"
-                )
+                raise WorktreeGone(name, session.worktree)
             applier = SessionApplier(
                 self.repo,
                 self.layout,
                 session,
                 writer=self.writer,
                 fault=self._fault,
-                policy_for=lambda tree: policy_from_tree(self.repo, tree),
+                reading=PolicyReading(policy_from_files, settings_table),
+                mainline=Mainline(self.repo, session, ledger.load),
             )
             done = applier.publisher.recover()
             if done:
@@ -124,18 +137,54 @@ class Service:
 
     def call(self, method: Callable[[dict[str, Any]], Any], params: dict[str, Any]) -> Any:
         """Run one method; the objects it wrote are on disk before it answers."""
-        return self.step(lambda: method(params))
+        token = self.staged.holds.begin()
+        try:
+            self._read_settings()
+            return self.step(lambda: method(params))
+        finally:
+            self.staged.holds.end(token)
 
     def step(self, work: Callable[[], T]) -> T:
-        """Run a method or a step of ``apply`` on the worker: the objects it wrote are
-        on disk when it returns."""
+        """Run a method or a step of ``apply`` on the worker, then write the objects it
+        staged.
+
+        That write is a courtesy: whatever names an object on disk (a ref, the
+        journal) writes the staged objects first itself and fails if it cannot
+        (gitops.refs, gitops.publish). So when the disk is full the objects stay
+        staged for the next write, and the step's own outcome is the answer.
+        """
         with self.spares.serving():
             try:
                 return work()
             finally:
-                self.writer.flush()
+                try:
+                    self.writer.flush()
+                except Exception as exc:
+                    self._unwritten(exc)
+                else:
+                    self._unwritten(None)
                 if self.staged.written >= CONSOLIDATE_AFTER:
                     self.roll_up_packs()
+
+    def _unwritten(self, problem: Exception | None) -> None:
+        """Log once why staged objects cannot be written, and once that they can again."""
+        said = None if problem is None else str(problem)
+        if said == self._flush_problem:
+            return
+        if problem is None:
+            log.info("staged objects are written again")
+        else:
+            log.warning(
+                "cannot write the staged objects yet (the next request tries again): %s", said
+            )
+        self._flush_problem = said
+
+    def _read_settings(self) -> None:
+        """What git's configuration asks of the writes (core.fsync), as it is now."""
+        try:
+            self.writer.durability = Durability.from_config(self.repo.config)
+        except Exception as exc:  # a configuration libgit2 cannot read: keep what was read
+            log.warning("cannot read the repository's configuration: %s", exc)
 
     def roll_up_packs(self) -> None:
         """Ask for the packs written since the last time to be rolled together.
@@ -164,6 +213,9 @@ class Service:
         name = _optional_str(params, "name")
         base = _optional_str(params, "base")
         session = sessions.open_session(self.repo, self.layout, name, base)
+        if session.name in self._appliers:  # its worktree was checked out again (it was gone)
+            del self._appliers[session.name]
+            self.on_session_close(session.name)
         self.applier(session.name, checked_out_now=True)
         # The daemon's first session: what its first request imports is imported
         # by now (during the checkout), not half-way through when it arrives.
@@ -198,11 +250,24 @@ class Service:
     def apply(self, params: dict[str, Any]) -> dict[str, Any]:
         """Runs on a planning thread (or the worker, with ``on_worker`` left as it is);
         the requests of one session come one at a time (the server sees to it)."""
-        from redline.tools.schema import parse_request
-
         name = _required_str(params, "session")
         request_obj = params.get("request")
-        applier = self.on_worker(lambda: self.applier(name))
+        token = self.staged.holds.begin()
+        try:
+            return self._apply(name, request_obj, params)
+        finally:
+            self.staged.holds.end(token)
+
+    def _apply(self, name: str, request_obj: Any, params: dict[str, Any]) -> dict[str, Any]:
+        from redline.tools.schema import parse_request
+
+        try:
+            applier = self.on_worker(lambda: self._applier_now(name))
+        except WorktreeGone as exc:
+            path = request_obj.get("path") if isinstance(request_obj, dict) else None
+            result = Result("failed", path=path if isinstance(path, str) else None, error=str(exc))
+            result.session = name
+            return result.to_dict()
         try:
             request, turn = parse_request(request_obj)
         except RequestError as exc:
@@ -216,13 +281,31 @@ class Service:
             request = replace(request, path=request_path(applier.root, request.path))
         model = request_obj.get("model") if isinstance(request_obj, dict) else None
         dry_run = bool(params.get("dry_run", False))
-        result = applier.apply(request, model, dry_run=dry_run, on_worker=self.on_worker)
+        try:
+            with self.housekeeping.planning():
+                result = applier.apply(request, model, dry_run=dry_run, on_worker=self.on_worker)
+        except WorktreeGone as exc:  # removed under the session: reopening it is the fix
+            result = Result("failed", path=getattr(request, "path", None), error=str(exc))
+            result.session = name
+        except (ResourceError, OSError) as exc:
+            # The machine, not the request: nothing landed (a request that landed is
+            # answered as applied, whatever fails after), so it is a refusal to retry.
+            refused = _not_applied(exc, str(self.layout.common))
+            if refused is None:
+                raise
+            result = Result("failed", path=getattr(request, "path", None), error=refused)
+            result.session = name
         if isinstance(request, EditRequest):
             self._hints.setdefault(name, FailureHints()).observe(request.path, turn, result)
         answer = result.to_dict()
         if not dry_run and result.status != "applied":
             self._record_outcomes(name, request_obj, answer)
         return answer
+
+    def _applier_now(self, name: str) -> SessionApplier:
+        """The session's applier, with git's settings read as they are now (on the worker)."""
+        self._read_settings()
+        return self.applier(name)
 
     def _record_outcomes(self, name: str, request: Any, answer: dict[str, Any]) -> None:
         """Note a refused request (or a patch's refused file groups) in the session's
@@ -259,6 +342,18 @@ class Service:
         return history.session_history(self.repo, self.layout, name).entries
 
 
+def _not_applied(exc: Exception, where: str) -> str | None:
+    """The answer's error for a request the machine stopped (None: not the machine's doing);
+    ``where`` is the repository, for an error that names no file."""
+    outcome = "the request was not applied: nothing was written"
+    if isinstance(exc, ResourceError):
+        said = explain(exc.cause, exc.cause.filename or where)
+        return f"{exc.doing}: {said} — {exc.outcome or outcome}"
+    if isinstance(exc, OSError) and is_resource(exc):
+        return f"cannot apply the request: {explain(exc, exc.filename or where)} — {outcome}"
+    return None
+
+
 def _required_str(params: dict[str, Any], key: str) -> str:
     value = params.get(key)
     if not isinstance(value, str) or not value:
@@ -283,6 +378,9 @@ def error_for(exc: Exception) -> RpcError:
         return RpcError(protocol.SESSION_ERROR, "session error", str(exc))
     if isinstance(exc, RedlineError):  # on purpose: its message says what to do
         return RpcError(protocol.REPOSITORY_ERROR, "cannot do that", str(exc))
+    if isinstance(exc, OSError) and is_resource(exc):  # the machine, not a bug
+        log.warning("%s", exc)
+        return RpcError(protocol.REPOSITORY_ERROR, "cannot do that", explain(exc))
     log.exception("internal error")
     return RpcError(
         protocol.INTERNAL_ERROR,

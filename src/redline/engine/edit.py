@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 from itertools import pairwise
 from typing import TYPE_CHECKING, Literal
 
@@ -19,7 +20,17 @@ from redline.engine.decode import Decoded, decode
 from redline.engine.diagnose import NOT_FOUND, not_found
 from redline.engine.diff import unified_spans
 from redline.engine.errors import FileFormatError, MergeConflict, TooDifferent
-from redline.engine.match import CONFIDENCE, ChainResult, FileView, Span, find_all, match_chain
+from redline.engine.match import (
+    CONFIDENCE,
+    MIN_FUZZY_CHARS,
+    ChainResult,
+    FileView,
+    Span,
+    find_all,
+    honest_confidence,
+    match_chain,
+)
+from redline.engine.prefixes import Reading, readings
 from redline.engine.result import Failure, Match, Result, Status
 
 if TYPE_CHECKING:
@@ -27,6 +38,12 @@ if TYPE_CHECKING:
 
 DEFAULT_THRESHOLD = 0.8
 IDENTICAL = "old_string and new_string are identical"
+ONLY_INVISIBLE = (
+    "new_string differs from old_string only by invisible characters, which are removed "
+    "from both ({removed}): nothing would change. ZWNJ and ZWJ are kept between two "
+    "letters of a script that writes them (Persian, Arabic, the Indic scripts) and inside "
+    "emoji sequences; other invisible characters are never written"
+)
 ALREADY_APPLIED = (
     "already applied: old_string is not in the file and new_string is, once; nothing was "
     "changed (a retry of an edit that landed is safe)"
@@ -62,6 +79,7 @@ class _Replacement:
     span: Span
     text: str
     match_type: str
+    note: str | None = None  # what was read otherwise than sent, for the result's hint
 
 
 class _AlreadyApplied(Exception):
@@ -75,11 +93,14 @@ def _landed(text: str, item: EditItem, chain: ChainResult) -> Landed:
     """old_string is not in the file as sent, new_string is, once, and no tolerant
     match of old_string says the edit is still to be made: the edit has landed.
 
-    A match of old_string that overlaps new_string's place counts for new_string
-    when it lies within it or reads more like new_string than old_string. Elsewhere,
-    a format-tolerant match means old_string is still there (the edit would go
-    there, so whether this is a retry is unclear); a fuzzy one is weaker evidence
-    than new_string's exact presence.
+    new_string must stand where old_string's surroundings place it, never merely
+    somewhere in the file. A match of old_string that overlaps new_string's place
+    counts for new_string when it lies (but for blank lines) within it, or mostly
+    within it, or reads more like new_string than old_string — unless what it
+    covers past new_string is a line the edit removes, still in the file (four
+    imports quoted with a slip in the last, new_string the first three): then the
+    edit is still to be made. A match of old_string elsewhere, fuzzy or not, is
+    where the edit would go: whether this is a retry is unclear.
     """
     new = item.new_string
     found = find_all(text, new) if new.strip() else []
@@ -89,7 +110,6 @@ def _landed(text: str, item: EditItem, chain: ChainResult) -> Landed:
 
     here = Span(found[0], found[0] + len(new), 1.0)
     verdict: Landed = "yes"
-    tolerant = chain.match_type not in (None, "fuzzy", "line_fuzzy")
     if chain.match_type == "whitespace" and "".join(item.old_string.split()) == "".join(
         new.split()
     ):
@@ -97,11 +117,23 @@ def _landed(text: str, item: EditItem, chain: ChainResult) -> Landed:
         # tolerance: the file reads the same whether it landed or is still to make,
         # unless making it leaves the file as it is.
         return "unless_no_change"
+    removed = _removed_lines(item.old_string, new)
     for span in chain.spans:
         if not span.overlaps(here):
-            if tolerant:
-                verdict = "unclear"
+            verdict = "unclear"
             continue
+        past = (
+            text[span.start : max(span.start, here.start)]
+            + text[min(span.end, here.end) : span.end]
+        )
+        if not past.strip():
+            continue
+        if all(
+            any(ratio(line.strip(), gone) >= 0.8 for gone in removed)
+            for line in past.split("\n")
+            if line.strip()
+        ):
+            return "no"  # the text the edit removes is still there, next to new_string
         inside = min(span.end, here.end) - max(span.start, here.start)
         if inside >= 0.8 * (span.end - span.start):
             continue
@@ -109,6 +141,18 @@ def _landed(text: str, item: EditItem, chain: ChainResult) -> Landed:
         if ratio(new, matched) <= ratio(item.old_string, matched):
             return "no"
     return verdict
+
+
+def _removed_lines(old: str, new: str) -> list[str]:
+    """The non-blank lines of old_string the edit removes or rewrites (stripped)."""
+    a, b = old.split("\n"), new.split("\n")
+    return [
+        line.strip()
+        for tag, i1, i2, _, _ in SequenceMatcher(None, a, b, False).get_opcodes()
+        if tag != "equal"
+        for line in a[i1:i2]
+        if line.strip()
+    ]
 
 
 def _whole_lines(text: str, pos: int, new: str) -> bool:
@@ -136,14 +180,22 @@ def apply_edit(data: bytes, request: EditRequest) -> EditOutcome:
     view = FileView(lf_text)
     removed: Counter[str] = Counter()
     items = []
+    only_invisible: Counter[str] = Counter()  # what a new_string differs by, if nothing else
     for item in request.edits:
-        old, old_removed = invisible.clean(newlines.to_lf(item.old_string))
-        new, new_removed = invisible.clean(newlines.to_lf(item.new_string))
+        raw_old, raw_new = newlines.to_lf(item.old_string), newlines.to_lf(item.new_string)
+        old, old_removed = invisible.clean(raw_old)
+        new, new_removed = invisible.clean(raw_new)
         removed += old_removed + new_removed
         items.append(EditItem(old, new, item.replace_all))
+        if old == new and raw_old != raw_new:
+            only_invisible = (new_removed - old_removed) + (old_removed - new_removed)
     cleaned = invisible.describe(removed)
     if request.batch:
         result, replacements = _batch(view, items)
+    elif only_invisible:
+        described = ", ".join(invisible.describe(only_invisible))
+        result = Result("invalid", error=ONLY_INVISIBLE.format(removed=described))
+        replacements = []
     else:
         result, replacements = _single(view, items[0], request.threshold, request.limit)
     result.path = request.path
@@ -187,7 +239,7 @@ def _single(
         if refused.matches:
             result.match_type = refused.matches[0].match_type
         return result, []
-    return Result("applied"), replacements
+    return Result("applied", hint=replacements[0].note), replacements
 
 
 def _check_item(item: EditItem) -> None:
@@ -199,8 +251,24 @@ def _check_item(item: EditItem) -> None:
         )
 
 
-def _locate(view: FileView, item: EditItem, threshold: float, limit: int) -> _Replacement:
+def _locate(
+    view: FileView, item: EditItem, threshold: float, limit: int, prefixes: bool = True
+) -> _Replacement:
     old = item.old_string
+    if prefixes and old not in view.text:
+        prefixed = _prefixed(view, item)
+        if prefixed is not None:
+            return prefixed
+        marked = [r for r in readings(old, item.new_string) if r.prefixes.startswith("diff")]
+        if marked and any(line.startswith("+") for line in item.new_string.split("\n")):
+            # Diff markers that add lines are not the file's text, whatever else matches:
+            # as sent, the whitespace tier would take ' ' for indentation and write '+'.
+            # (Without a '+' line, old_string may be a list whose items start with '-',
+            # and the edit is matched as sent.)
+            plain = EditItem(marked[0].old, marked[0].new)
+            found = _locate(view, plain, threshold, limit, prefixes=False)
+            note = f"old_string and new_string carried {marked[0].prefixes}; they were removed"
+            return replace(found, note=note if found.note is None else f"{note}. {found.note}")
     chain = match_chain(view, old, threshold, new=item.new_string, limit=limit)
     if chain.too_large is not None:
         escaped = _escaped(view.text, item)
@@ -217,6 +285,14 @@ def _locate(view: FileView, item: EditItem, threshold: float, limit: int) -> _Re
         escaped = _escaped(view.text, item)
         if escaped is not None:
             return escaped
+        fragment = _fragment(view, item)
+        if fragment is not None and chain.match_type is None:
+            return fragment
+        if fragment is not None and chain.match_type is not None:
+            # A fragment of a longer line, and a fuzzy match elsewhere: which is meant?
+            matches = [_describe(view, s, chain.match_type) for s in chain.spans]
+            matches.append(_describe(view, fragment.span, "fragment"))
+            raise _Refused("ambiguous", _ambiguous(chain.match_type, matches), matches)
     if chain.match_type is None:
         raise _Refused("no_match", not_found(view, old, chain.nearest, limit=limit))
     if len(chain.spans) > 1:
@@ -298,7 +374,14 @@ def unescape(text: str) -> str:
 
 def _escaped(text: str, item: EditItem) -> _Replacement | None:
     """The edit with its escapes read as the characters they stand for, when old_string
-    read so is in the file exactly once (the agent escaped text the file has plain)."""
+    read so is in the file exactly once (the agent escaped text the file has plain).
+
+    new_string is read in old_string's escaping, and only when it is written in it:
+    an escape of a character old_string writes escaped stands for that character; an
+    escape of one old_string writes plain (a real newline) is text (``\\n`` in a
+    string literal). A character written plain where old_string escapes it, or an
+    escape of one old_string does not show, is refused: what it means is a guess.
+    """
     old = unescape(item.old_string)
     if old == item.old_string:
         return None
@@ -306,7 +389,107 @@ def _escaped(text: str, item: EditItem) -> _Replacement | None:
     if len(found) != 1:
         return None
     span = Span(found[0], found[0] + len(old), CONFIDENCE["escaped"])
-    return _Replacement(span, unescape(item.new_string), "escaped")
+    escaped, plain = _escaping(item.old_string)
+    out = []
+    for m in _ESCAPE_OR_CHAR.finditer(item.new_string):
+        char = _UNESCAPED[m.group(1)] if m.group(1) else m.group(2)
+        if m.group(1) and char in escaped and char not in plain:
+            out.append(char)
+        elif m.group(1) and char in plain and char not in escaped:
+            out.append(m.group(0))  # an escape in the text: the agent writes the character plain
+        elif m.group(1) or (char in _UNESCAPED.values() and char in escaped - plain):
+            line = text.count("\n", 0, span.start) + 1
+            raise _Refused(
+                "no_match",
+                f'{NOT_FOUND} as sent; read with its escapes (\\n as a newline, \\" as "), '
+                f"it is in the file once (line {line}), but new_string is not written in the "
+                f"same escaping ({m.group(0)!r} where old_string writes that character "
+                "otherwise), so what new_string means is a guess: send old_string and "
+                "new_string with the file's characters, unescaped",
+            )
+        else:
+            out.append(m.group(0))
+    return _Replacement(span, "".join(out), "escaped")
+
+
+_ESCAPE_OR_CHAR = re.compile(r"\\([nt'\"\\])|(.)", re.DOTALL)
+
+
+def _escaping(text: str) -> tuple[set[str], set[str]]:
+    """The characters ``text`` writes as an escape (\\n, \\", ...) and those it writes plain."""
+    escaped: set[str] = set()
+    plain: set[str] = set()
+    for m in _ESCAPE_OR_CHAR.finditer(text):
+        if m.group(1):
+            escaped.add(_UNESCAPED[m.group(1)])
+        elif m.group(2) in _UNESCAPED.values():
+            plain.add(m.group(2))
+    return escaped, plain
+
+
+def _prefixed(view: FileView, item: EditItem) -> _Replacement | None:
+    """The edit without the display prefixes its lines carry (line numbers, box glyphs,
+    diff markers copied from a view), when old_string read so is in the file once."""
+    found: dict[tuple[int, int, str], Reading] = {}
+    for reading in readings(item.old_string, item.new_string):
+        if not reading.old.strip():
+            continue
+        spans = find_all(view.text, reading.old)
+        new = reading.new
+        if not spans and reading.old.endswith("\n") and view.text.endswith(reading.old[:-1]):
+            # The file's last line, without its newline.
+            spans = [len(view.text) - len(reading.old) + 1]
+            new = new[:-1] if new.endswith("\n") else new
+        if len(spans) == 1:
+            end = min(len(view.text), spans[0] + len(reading.old))
+            found[spans[0], end, new] = reading
+    if len(found) != 1:
+        return None
+    ((start, end, new), reading) = found.popitem()
+    line = view.line_of(start) + 1
+    note = (
+        f"old_string and new_string carried {reading.prefixes} on every line, as a view of "
+        f"the file shows them; they were removed, and old_string without them is in the file "
+        f"once (line {line}). Quote the file's text without them"
+    )
+    return _Replacement(Span(start, end, CONFIDENCE["prefixed"]), new, "prefixed", note)
+
+
+_WORD_CHAR = re.compile(r"\w")
+
+
+def _fragment(view: FileView, item: EditItem) -> _Replacement | None:
+    """A one-line old_string that is part of one longer line of the file, in the middle of
+    its text, replaced inside that line by new_string's line (each without the indentation
+    and line end the agent gave it, which must be the same on both)."""
+    old, new = item.old_string, item.new_string
+    core, new_core = old.strip(), new.strip()
+    if "\n" in core or "\n" in new_core or not new_core:
+        return None
+    if (old[: len(old) - len(old.lstrip())], old[len(old.rstrip()) :]) != (
+        new[: len(new) - len(new.lstrip())],
+        new[len(new.rstrip()) :],
+    ):
+        return None
+    if len("".join(core.split())) < MIN_FUZZY_CHARS:
+        return None
+    found = find_all(view.text, core)
+    if len(found) != 1:
+        return None
+    text, start, end = view.text, found[0], found[0] + len(core)
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = len(text) if text.find("\n", end) < 0 else text.find("\n", end)
+    if not text[line_start:start].strip() or not text[end:line_end].strip():
+        return None  # the start or the end of the line's text: the line may have changed
+    if (_WORD_CHAR.match(core[0]) and _WORD_CHAR.match(text[start - 1])) or (
+        _WORD_CHAR.match(core[-1]) and _WORD_CHAR.match(text[end])
+    ):
+        return None  # it would cut a word in two
+    note = (
+        f"old_string is part of line {view.line_of(start) + 1}, not a line of its own: it "
+        "was replaced inside that line (without the indentation and line end it was sent with)"
+    )
+    return _Replacement(Span(start, end, CONFIDENCE["fragment"]), new_core, "fragment", note)
 
 
 def _from_line_start(text: str, span: Span, old: str) -> Span:
@@ -441,7 +624,7 @@ def _non_overlapping(positions: list[int], width: int) -> list[int]:
 def _describe(view: FileView, span: Span, match_type: str) -> Match:
     return Match(
         match_type=match_type,
-        confidence=round(span.score, 4),
+        confidence=honest_confidence(match_type, span.score),
         matched_text=view.text[span.start : span.end],
         start_line=view.line_of(span.start) + 1,
         end_line=view.line_of(max(span.start, span.end - 1)) + 1,

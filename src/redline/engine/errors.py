@@ -16,11 +16,14 @@
     │   ├── NotARepository        the path is not inside a git repository
     │   │   └── NoRepository      the same, found by the CLI without pygit2 (daemon.paths)
     │   ├── SessionError          a session is missing, exists already, or cannot be closed
+    │   │   └── WorktreeGone      its worktree folder was removed under it
     │   ├── RefMoved              a branch moved while redline was committing to it
     │   ├── LandError             a session cannot land: conflict, dirty or moved target
     │   │                         (gitops.landing)
     │   └── CorruptNotes          refs/notes/redline cannot be read as a notes commit
     ├── LockHeld                  another process holds git's lock on a file (fsops.atomic)
+    ├── ResourceError             the machine refused a write: a full disk, a read-only file
+    │                             system, no file descriptors left (fsops.resources)
     ├── PolicyError               the guard policy does not parse or validate (hooks.config)
     ├── ConfigError               a tool setting ([permission], [compat]) is unusable
     │                             (tools.config)

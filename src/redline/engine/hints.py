@@ -26,8 +26,8 @@ class FailureHints:
         if self._turn.get(path, turn) != turn or result.ok:
             self._count.pop(path, None)
         self._turn[path] = turn
-        if result.ok or result.status == "invalid":
-            return
+        if result.ok or result.status in ("invalid", "failed"):
+            return  # a malformed request, or the machine refusing a write: no text to re-read
         count = self._count.get(path, 0) + 1
         self._count[path] = count
         if count >= 2:

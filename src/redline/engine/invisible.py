@@ -1,10 +1,13 @@
 """Invisible characters that models leak into text, and their removal.
 
-Removed: zero-width space, zero-width non-joiner, word joiner, in-stream BOM,
-soft hyphen, a zero-width joiner that does not join two emoji, and combining
+Removed: zero-width space, word joiner, in-stream BOM, soft hyphen, a
+zero-width non-joiner or joiner that is not part of the text, and combining
 marks with no visible base (at the start of the text, or after whitespace or
 another removed character). Combining marks on a visible base — Vietnamese
-tones, Arabic harakat, Devanagari vowel signs, U+0305 over a digit — are kept.
+tones, Arabic harakat, Devanagari vowel signs, U+0305 over a digit — are kept,
+and so are ZWNJ and ZWJ between two letters of a script that writes them
+(Persian ``می‌روم``, Arabic, the Indic scripts: ``क्‍ष``) and a ZWJ inside an
+emoji sequence (``👨‍👩‍👧``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,22 @@ ZWSP, ZWNJ, ZWJ, WORD_JOINER, BOM, SOFT_HYPHEN = (
     "\ufeff",
     "\u00ad",
 )
-ALWAYS_INVISIBLE = frozenset((ZWSP, ZWNJ, WORD_JOINER, BOM, SOFT_HYPHEN))
+ALWAYS_INVISIBLE = frozenset((ZWSP, WORD_JOINER, BOM, SOFT_HYPHEN))
+JOINERS = frozenset((ZWNJ, ZWJ))
+# Scripts whose words are written with ZWNJ and ZWJ between their letters: Arabic
+# (Persian, Urdu, ...), Syriac, Thaana, N'Ko, the Indic scripts from Devanagari to
+# Sinhala, Myanmar, Khmer and Mongolian.
+_JOINING_SCRIPTS = (
+    (0x0600, 0x06FF),
+    (0x0700, 0x07FF),
+    (0x0860, 0x08FF),
+    (0x0900, 0x0DFF),
+    (0x1000, 0x109F),
+    (0x1780, 0x18AF),
+    (0xA8E0, 0xA8FF),
+    (0xFB50, 0xFDFF),
+    (0xFE70, 0xFEFC),
+)
 _EMOJI_MODIFIERS = frozenset(("\ufe0f", "\ufe0e")) | {chr(c) for c in range(0x1F3FB, 0x1F400)}
 
 
@@ -40,6 +58,24 @@ def is_combining(char: str) -> bool:
     return unicodedata.category(char) in ("Mn", "Me")
 
 
+def _in_joining_script(char: str) -> bool:
+    """A letter or mark of a script that writes ZWNJ and ZWJ inside its words."""
+    cp = ord(char)
+    return any(lo <= cp <= hi for lo, hi in _JOINING_SCRIPTS) and unicodedata.category(
+        char
+    ).startswith(("L", "M"))
+
+
+def _part_of_text(text: str, i: int, before: str) -> bool:
+    """Whether the ZWNJ or ZWJ at ``text[i]`` is part of the text: between two letters of a
+    script that writes it (``before``: the character kept before it), or (ZWJ) inside an
+    emoji sequence."""
+    following = text[i + 1] if i + 1 < len(text) else ""
+    if before and following and _in_joining_script(before) and _in_joining_script(following):
+        return True
+    return text[i] == ZWJ and _joins_emoji(text, i)
+
+
 def _joins_emoji(text: str, i: int) -> bool:
     """Whether the ZWJ at ``text[i]`` sits between two emoji (modifiers allowed)."""
     j = i - 1
@@ -51,7 +87,7 @@ def _joins_emoji(text: str, i: int) -> bool:
 def clean(text: str) -> tuple[str, Counter[str]]:
     """Remove invisible characters; return the text and a count per character."""
     if text.isascii() or not any(
-        char in ALWAYS_INVISIBLE or char == ZWJ or is_combining(char)
+        char in ALWAYS_INVISIBLE or char in JOINERS or is_combining(char)
         for char in set(text)
         if not char.isascii()
     ):
@@ -60,7 +96,10 @@ def clean(text: str) -> tuple[str, Counter[str]]:
     out: list[str] = []
     has_base = False  # whether the previous character is a kept one that can carry a mark
     for i, char in enumerate(text):
-        if char in ALWAYS_INVISIBLE or (char == ZWJ and not _joins_emoji(text, i)):
+        if char in JOINERS and _part_of_text(text, i, out[-1] if out else ""):
+            out.append(char)  # kept, and transparent: a mark after it has the letter before
+            continue
+        if char in ALWAYS_INVISIBLE or char in JOINERS:
             removed[char] += 1
             has_base = False  # a mark right after it has no visible base
             continue

@@ -26,7 +26,12 @@ CONFIDENCE = {
     "punctuation": 0.97,
     "whitespace": 0.95,
     "escaped": 0.9,  # old_string with \\n, \\t, \\' … where the file has the characters
+    "prefixed": 0.9,  # line numbers, box glyphs or diff markers copied from a view, removed
+    "fragment": 0.9,  # a one-line old_string that is part of one longer line of the file
 }
+# A match that tolerated anything reports at most this: never 1.0, whatever its
+# similarity rounds to (a 300-line block with one typo is 0.99996 similar).
+TOLERANT_CEILING = 0.9999
 TIERS = ("exact", "trailing_newline", "punctuation", "whitespace", "fuzzy", "line_fuzzy")
 CLEAR_MARGIN = 0.03
 # Fuzzy tiers need this much non-whitespace text: shorter snippets are too
@@ -35,6 +40,15 @@ MIN_FUZZY_CHARS = 10
 _MAX_FUZZY_CANDIDATES = 40
 _PREFILTER_SLACK = 0.2
 _WORD = re.compile(r"\w")
+
+
+def honest_confidence(match_type: str, score: float) -> float:
+    """The confidence a match records: 1.0 for ``exact`` only; any other match its
+    similarity, unrounded, and below 1 (at most :data:`TOLERANT_CEILING`), so that
+    a policy's ``min_confidence = 1.0`` always refuses a tolerant match."""
+    if match_type == "exact":
+        return CONFIDENCE["exact"]
+    return min(score, TOLERANT_CEILING)
 
 
 @dataclass(frozen=True)
@@ -165,7 +179,10 @@ def _trailing_newline(view: FileView, old: str) -> list[Span]:
 
 
 def _punctuation(view: FileView, old: str) -> list[Span]:
-    return _folded_tier(view, old, "punctuation", fold_punctuation(old))
+    # A line-starting old_string never matches after part of a line's indentation
+    # (it would leave the rest of the indentation in front of the replacement).
+    spans = _folded_tier(view, old, "punctuation", fold_punctuation(old))
+    return [s for s in spans if _whole_lines(view.text, s, old)]
 
 
 def _whitespace(view: FileView, old: str) -> list[Span]:

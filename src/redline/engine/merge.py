@@ -29,6 +29,7 @@ quotes).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,15 +38,16 @@ from enum import Enum
 
 from redline.engine import indent
 from redline.engine.errors import MergeConflict, TooDifferent
-from redline.engine.fold import compact_key
+from redline.engine.fold import compact_key, translate_punctuation
 from redline.engine.newlines import LF
 from redline.engine.similarity import ratio
 from redline.engine.slips import punctuation_slip, slips_between
-from redline.engine.tokens import TokenMap, merge_tokens
+from redline.engine.tokens import TOKEN, TokenMap, merge_tokens
 
 _PAIRABLE = 0.5  # lines less similar than this are not the same line edited
 _REWRITE = 0.75  # a changed line less similar than this to its old version is rewritten
 _FUZZY = ("fuzzy", "line_fuzzy")
+_WORD = re.compile(r"\w")
 
 
 class Kind(Enum):
@@ -147,6 +149,7 @@ class _Merge:
     style: indent.Style | None
     file_chars: frozenset[str]
     units: list[_Unit] = field(default_factory=list)
+    _line_sources: dict[int, list[str | None]] | None = None
 
     def run(self) -> str:
         self.base = split(self.old_text, self.line_start, self.line_end)
@@ -309,10 +312,12 @@ class _Merge:
                 continue
             reshaped = i2 - i1 != j2 - j1
             base, ours = self.base[i1 + b], self.ours[partner]
-            out.append(self._merge_line(base, ours, seg, i1 + b, reshaped))
+            out.append(self._merge_line(base, ours, seg, i1 + b, reshaped, j1 + k))
         return out
 
-    def _merge_line(self, b: Seg, o: Seg, t: Seg, line: int, reshaped: bool = False) -> str:
+    def _merge_line(
+        self, b: Seg, o: Seg, t: Seg, line: int, reshaped: bool = False, at: int | None = None
+    ) -> str:
         if t.blank:
             return o.text if t.text == b.text else self._blank(t)
         if not t.full_start:
@@ -331,9 +336,10 @@ class _Merge:
             body = o.body
         else:
             if o.body == b.body:
-                body = self.tokens.carry(t.body, line)
+                body = self.tokens.carry(t.body, line, self._sources(at, t))
             else:
-                body = merge_tokens(b.body, o.body, t.body, self.tokens, line)
+                sources = self._sources(at, t)
+                body = merge_tokens(b.body, o.body, t.body, self.tokens, line, sources)
         if t.trail == b.trail:
             trail = o.trail
         elif o.trail == b.trail:
@@ -356,13 +362,63 @@ class _Merge:
         lead = self._map_indent(t, line) if t.full_start else ""
         if replaces is not None and t.trail == replaces[0].trail:
             # A line rewritten in place keeps the file's trailing whitespace there.
-            return lead + self.tokens.carry(t.body, line) + replaces[1].trail
+            return (
+                lead + self.tokens.carry(t.body, line, self._sources(line, t)) + replaces[1].trail
+            )
         copied = self.copies.get(t.body)
-        if copied is not None:
+        if copied is not None and not _marks_unlike(copied.body, t.body):
             # A copy of a line old_string quotes (a duplicated or moved line): the
-            # file's text of that line, as the exact request would have copied it.
+            # file's text of that line, as the exact request would have copied it —
+            # but not the file's typographic marks where the agent typed ASCII ones.
             return lead + copied.body + copied.trail
-        return lead + self.tokens.carry(t.body, line) + self._trail(t)
+        return lead + self.tokens.carry(t.body, line, self._sources(line, t)) + self._trail(t)
+
+    def _sources(self, j: int | None, t: Seg) -> list[str | None] | None:
+        """Where each token of new_string's line ``j`` (``t``) comes from, in the lines the
+        edit changes: None for text the agent adds; for text of old_string it keeps or
+        moves (two lines joined), the file's version of a mark there, or "" (see
+        :meth:`TokenMap.mapped`). Matched by the token diff of the changed lines, old
+        → new. None (every token added) when the line has no mark."""
+        toks = TOKEN.findall(t.body)
+        if j is None or not any(_mark(tok) for tok in toks):
+            return None
+        if self._line_sources is None:
+            self._line_sources = self._region_sources()
+        chars = self._line_sources.get(j)
+        if chars is None:
+            return None
+        start = len(t.indent)
+        out = []
+        for tok in toks:
+            out.append(chars[start])
+            start += len(tok)
+        return out
+
+    def _region_sources(self) -> dict[int, list[str | None]]:
+        """For each character of the lines of new_string the edit changes or adds: None
+        where the token diff of its region (old lines → new lines) adds it, else the
+        file's version of the mark it is (or "" when it is no mark or the file's
+        version is not known)."""
+        out: dict[int, list[str | None]] = {}
+        for tag, i1, i2, j1, j2 in self.ops:
+            if tag == "equal":
+                continue
+            in_file: dict[int, str] = {}  # offset of a mark in the old lines → the file's
+            offset = 0
+            for i in range(i1, i2):
+                unit = self.partner[i]
+                if unit.file is not None and unit.kind is not Kind.DRIFT:
+                    for pos, tok in _file_marks(self.base[i].text, self.ours[unit.file].text):
+                        in_file[offset + pos] = tok
+                offset += len(self.base[i].text) + 1
+            old = LF.join(seg.text for seg in self.base[i1:i2])
+            chars = _kept_chars(old, LF.join(seg.text for seg in self.theirs[j1:j2]), in_file)
+            start = 0
+            for j in range(j1, j2):
+                width = len(self.theirs[j].text)
+                out[j] = chars[start : start + width]
+                start += width + 1
+        return out
 
     def _copies(self) -> dict[str, Seg]:
         """The file's version of each quoted line's text, where all agree on it."""
@@ -469,6 +525,55 @@ def _pair_edited(base: list[Seg], theirs: list[Seg]) -> dict[int, int]:
     ):
         return {k: k for k in range(len(keys_a))}
     return {j: i for i, j in _pair_similar(keys_a, keys_b)}
+
+
+def _mark(tok: str) -> bool:
+    return not _WORD.match(tok) and not tok.isspace()
+
+
+def _offsets(toks: list[str]) -> list[int]:
+    starts = [0]
+    for tok in toks:
+        starts.append(starts[-1] + len(tok))
+    return starts
+
+
+def _file_marks(line: str, file_line: str) -> list[tuple[int, str]]:
+    """(offset in ``line``, the file's mark) for each mark of a quoted line that its file
+    line writes in the same place, as the same mark or a twin (a curly quote, a dash)."""
+    a, b = TOKEN.findall(line), TOKEN.findall(file_line)
+    fa, fb = [translate_punctuation(t) for t in a], [translate_punctuation(t) for t in b]
+    starts = _offsets(a)
+    out = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, fa, fb, False).get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            for k in range(i2 - i1):
+                x, y = a[i1 + k], b[j1 + k]
+                if _mark(x) and fa[i1 + k] == fb[j1 + k]:
+                    out.append((starts[i1 + k], y))
+    return out
+
+
+def _kept_chars(old: str, new: str, in_file: dict[int, str]) -> list[str | None]:
+    """For each character of ``new``: None where ``new`` adds it to ``old`` (everything
+    but the runs of tokens the token diff matches, where a run holds a word — a lone
+    mark matched to one of ``old``'s says nothing of where it came from); in the runs,
+    the file's version of a mark (``in_file``, by its offset in ``old``), else ""."""
+    a, b = TOKEN.findall(old), TOKEN.findall(new)
+    a_starts, b_starts = _offsets(a), _offsets(b)
+    chars: list[str | None] = [None] * len(new)
+    for i, j, size in SequenceMatcher(None, a, b, False).get_matching_blocks():
+        if not any(_WORD.match(tok) for tok in b[j : j + size]):
+            continue
+        for k in range(size):
+            source = in_file.get(a_starts[i + k], "") if _mark(b[j + k]) else ""
+            chars[b_starts[j + k] : b_starts[j + k + 1]] = [source] * len(b[j + k])
+    return chars
+
+
+def _marks_unlike(file_text: str, typed: str) -> bool:
+    """The file's text has a quote, dash or full-width mark the agent did not type."""
+    return any(translate_punctuation(c) != c and c not in typed for c in set(file_text))
 
 
 def _classify(b: Seg, o: Seg) -> Kind:

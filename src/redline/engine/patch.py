@@ -54,14 +54,13 @@ def validate_groups(plan: PatchPlan, wanted: Callable[[str], bool]) -> None:
     for group in plan.groups:
         if not group.ok:
             continue
-        before = {c.path: c.before for c in group.changes}
         for change in group.changes:
             if change.after is None or not wanted(change.path):
                 continue
-            old = change.before
-            if old is None and change.origin is not None:
-                old = before.get(change.origin)  # a moved file: as it was at its source
-            group.validation.append(validate(change.path, old, change.after))
+            # Judged against what the path held before: nothing for a moved or copied file
+            # that is new there, so an error carried over from its source (a ``.txt`` that
+            # never had to parse) counts as introduced.
+            group.validation.append(validate(change.path, change.before, change.after))
         failed = next((v for v in group.validation if v.failed), None)
         if failed is not None:
             group.error = failed.describe("patch")

@@ -12,6 +12,10 @@ Normalised away: ``.`` components and repeated slashes (``./a//b.txt`` is
 ``a/b.txt``). Refused, in this order:
 
 - an empty path, a NUL byte, a character UTF-8 cannot encode (a lone surrogate);
+- a control character (U+0001–U+001F, U+007F) or a bidirectional control
+  (U+202A–U+202E, U+2066–U+2069): a newline in a name could forge a line of a
+  commit message (a ``Redline-Edit:`` trailer), and these characters hide or
+  reorder text where a path is shown;
 - an absolute path: a leading ``/`` or ``\\``, or a drive letter (``c:``) at
   the start — ``c:notes.txt`` too, which Windows reads relative to drive C's
   current folder. An absolute path *inside* the root is accepted: the file
@@ -27,6 +31,11 @@ Normalised away: ``.`` components and repeated slashes (``./a//b.txt`` is
   characters HFS+ ignores (``.g\\u200cit``);
 - a name longer than 255 bytes in UTF-8, or a path longer than 4096 bytes.
 
+What redline prints or writes into a commit message shows a path through
+:func:`shown_path`, and other text through :func:`safe_text`, so a name git
+holds with such characters (a hand-made commit, a file another tool made)
+never reaches a terminal or a message raw.
+
 Backslashes are refused rather than read one way or the other. On Windows
 ``a\\b.txt`` is ``b.txt`` in folder ``a``; on POSIX it is one file whose name
 holds a backslash, which git for Windows cannot even check out. redline cannot
@@ -37,6 +46,7 @@ to use forward slashes, which costs one retry.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import NoReturn
 
 from redline.engine.errors import RequestError
@@ -51,6 +61,17 @@ _HFS_IGNORED = dict.fromkeys(
     [*range(0x200C, 0x2010), *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF]
 )
 _SHOWN = 120  # characters of a path quoted in a message
+# Control characters and the bidirectional controls (embeddings, overrides, isolates).
+_UNSAFE = re.compile("[\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
+_QUOTED = re.compile('[\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069"\\\\]')
+_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+_CONTROL_NAMES = {
+    "\t": "tab",
+    "\n": "line feed",
+    "\r": "carriage return",
+    "\x1b": "escape",
+    "\x7f": "delete",
+}
 
 
 def checked_path(path: str) -> str:
@@ -110,6 +131,13 @@ def check_characters(path: str) -> None:
             f"path {_quoted(path)} contains a NUL byte, which no file name can hold; "
             "name the file without it"
         )
+    unsafe = _UNSAFE.search(path)
+    if unsafe is not None:
+        _refuse(
+            f"path {_quoted(path)} contains a control character ({describe_character(unsafe[0])}), "
+            "which redline does not accept in a file name: it could fake a line of a commit "
+            "message or hide text where the path is shown; name the file without it"
+        )
     if not path.isascii():
         try:
             path.encode("utf-8")
@@ -118,6 +146,43 @@ def check_characters(path: str) -> None:
                 f"path {_quoted(path)} contains a character no file name can hold (a lone "
                 "surrogate); send the path as the file's name is spelt"
             )
+
+
+def has_control_character(text: str) -> bool:
+    """Whether ``text`` holds a control or bidirectional character (NUL included)."""
+    return _UNSAFE.search(text) is not None
+
+
+def describe_character(char: str) -> str:
+    """``U+000A line feed``, ``U+202E right-to-left override``: a character by code and name."""
+    name = _CONTROL_NAMES.get(char) or unicodedata.name(char, "").lower()
+    return f"U+{ord(char):04X}" + (f" {name}" if name else "")
+
+
+def shown_path(path: str) -> str:
+    """``path`` as redline prints it or writes it into a commit message: as it is, or —
+    when it holds a control or bidirectional character — in double quotes with those
+    characters (and ``"`` and ``\\``) escaped, as git quotes such a path. Never more
+    than one line, never text a terminal would act on."""
+    if _UNSAFE.search(path) is None:
+        return path
+    return '"' + _QUOTED.sub(_escape, path) + '"'
+
+
+def safe_text(text: str, keep: str = "\n\t") -> str:
+    """``text`` with every control and bidirectional character escaped but those in
+    ``keep`` (line breaks and tabs of a diff, say): what may reach a terminal."""
+    if _UNSAFE.search(text) is None:
+        return text
+    return _UNSAFE.sub(lambda m: m[0] if m[0] in keep else _escape(m), text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match[0]
+    if char in _ESCAPES:
+        return _ESCAPES[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def is_git_name(name: str) -> bool:

@@ -7,9 +7,10 @@ confidence. An edit breaking a rule is flagged (action ``review``) or refused
 always pass.
 
 One rule is not the policy's to relax: every agent edit to the guard's own
-files — the policy file and the hook configuration (:data:`DEFAULT_PROTECTED`)
-— is flagged for a person, whatever its match type, and so are adding,
-deleting, moving or overwriting them. An exact edit that unprotects a path is
+files — the policy file, the hook configuration and the CI definitions
+(:data:`DEFAULT_PROTECTED`, and whatever ``[guard] files`` adds) — is flagged
+for a person, whatever its match type, and so are adding, deleting, moving or
+overwriting them. An exact edit that unprotects a path is
 still a change of the gate. And the policy an edit is judged by is never one
 that edit (or another unapproved one) wrote: callers combine the policy a
 person stands behind with the current one (:meth:`Policy.stricter`), so a
@@ -26,6 +27,8 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from redline.engine.confidence import shown_confidence
+
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
@@ -36,6 +39,8 @@ MATCH_TYPES = (
     "punctuation",
     "whitespace",
     "escaped",
+    "prefixed",
+    "fragment",
     "fuzzy",
     "line_fuzzy",
     "rstrip",
@@ -44,17 +49,63 @@ MATCH_TYPES = (
 POLICY_FILE = ".redline.toml"
 # The policy file's sections the guard reads (hooks.config); tools.config reads the others.
 POLICY_SECTIONS = ("guard", "validate")
-# The policy file and the hook configuration: editing them at all could quietly
-# weaken the gate itself, so every edit there waits for a person.
-DEFAULT_PROTECTED = (
-    POLICY_FILE,
+PYPROJECT = "pyproject.toml"  # its [tool.redline] table, when there is no .redline.toml
+SETTINGS_FILES = (POLICY_FILE, PYPROJECT)  # the files that may hold redline's settings
+# The flag of an agent change to redline's own settings (the policy, the permissions):
+# found by comparing them parsed, before and after (engine.weakening names a weakening).
+POLICY_CHANGE_RULE = "policy change"
+# The guard's own files: editing them at all could quietly weaken the gate itself
+# (its policy, the hooks that run it, the CI jobs that run it over a pull request),
+# so every agent change there waits for a person, exact or not. A policy adds more
+# with ``[guard] files``; no policy can take one away.
+POLICY_FILES = (POLICY_FILE,)  # and PYPROJECT while it holds the policy (hooks.config)
+HOOK_FILES = (
     ".pre-commit-config.yaml",
     ".pre-commit-hooks.yaml",
     ".githooks/**",
     ".husky/**",
+    "lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "lefthook-local.yml",
+    "lefthook-local.yaml",
+    ".lefthook-local.yml",
+    ".lefthook-local.yaml",
+    ".lefthook/**",
+    ".overcommit.yml",
 )
-DEFAULT_RULE = "default (policy and hook files)"
-GUARD_FILE_REASON = "edits to the guard's own policy and hook files need a person's approval"
+CI_FILES = (
+    ".github/workflows/**",
+    ".github/actions/**",
+    ".gitlab-ci.yml",
+    ".gitlab-ci.yaml",
+    ".gitlab/ci/**",
+    ".circleci/**",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    "azure-pipelines.yaml",
+    ".azure-pipelines/**",
+    "bitbucket-pipelines.yml",
+    "Jenkinsfile",
+    ".buildkite/**",
+    ".drone.yml",
+    ".woodpecker.yml",
+    ".woodpecker/**",
+    "appveyor.yml",
+    ".appveyor.yml",
+    ".cirrus.yml",
+    ".semaphore/**",
+    ".gitea/workflows/**",
+    ".forgejo/workflows/**",
+    "codemagic.yaml",
+)
+DEFAULT_PROTECTED = (*POLICY_FILES, *HOOK_FILES, *CI_FILES)
+DEFAULT_RULE = "default (guard files: policy, hooks, CI)"
+GUARD_FILE_REASON = (
+    "edits to the guard's own files (its policy, hook configuration and CI definitions) "
+    "need a person's approval"
+)
 
 
 @dataclass(frozen=True)
@@ -67,7 +118,7 @@ class Rule:
     review_all: bool = False
 
     def covers(self, path: str) -> bool:
-        return any(glob_matches(pattern, path) for pattern in self.paths)
+        return _covers(self.paths, path)
 
 
 @dataclass(frozen=True)
@@ -134,7 +185,8 @@ class Policy:
                     Violation(
                         rule.name,
                         path,
-                        f"confidence {confidence:g} is below the minimum {rule.min_confidence:g}",
+                        f"confidence {shown_confidence(confidence, 6)} is below the minimum "
+                        f"{rule.min_confidence:g}",
                     )
                 )
         return found
@@ -165,10 +217,23 @@ def _terms(rule: Rule) -> tuple[object, ...]:
     return (rule.paths, rule.require, rule.min_confidence, rule.review_all)
 
 
-def default_rules(extra: tuple[str, ...] = ()) -> tuple[Rule, ...]:
-    """The rule no policy can remove: every edit to the guard's own files needs a person."""
-    paths = DEFAULT_PROTECTED + extra
-    return (Rule(DEFAULT_RULE, paths, review_all=True),)
+def default_rules(extra: tuple[str, ...] = (), files: tuple[str, ...] = ()) -> tuple[Rule, ...]:
+    """The rule no policy can remove: every edit to the guard's own files needs a person.
+
+    ``extra``: more of the guard's files (``pyproject.toml`` when it holds the policy);
+    ``files``: the ones the policy adds (``[guard] files``), a rule of their own.
+    """
+    rules = [Rule(DEFAULT_RULE, DEFAULT_PROTECTED + extra, review_all=True)]
+    if files:
+        rules.append(Rule(f"guard.files ({', '.join(files)})", files, review_all=True))
+    return tuple(rules)
+
+
+@lru_cache(maxsize=16384)
+def _covers(patterns: tuple[str, ...], path: str) -> bool:
+    """Whether a glob of ``patterns`` matches ``path`` (remembered: the guard asks again for
+    the same paths, and the default rule alone has dozens of globs)."""
+    return any(glob_matches(pattern, path) for pattern in patterns)
 
 
 def glob_matches(pattern: str, path: str) -> bool:
@@ -176,9 +241,40 @@ def glob_matches(pattern: str, path: str) -> bool:
 
     ``*`` stays within a path segment, ``**`` crosses segments; a pattern without
     a slash matches a name at any depth (``*.sql``), a leading slash anchors it at
-    the root, and a pattern naming a folder covers everything below it.
+    the root, and a pattern naming a folder covers everything below it. A glob
+    without wildcards (most of the guard files') is matched by the same reading
+    without compiling it: the guard runs in every commit's hook.
     """
-    return _compile(pattern).match_file(path)
+    form = _literal_form(pattern)
+    if form is None:
+        return _compile(pattern).match_file(path)
+    kind, text = form
+    if kind == "name":  # ``Jenkinsfile``: that name at any depth, and all below it
+        return text in path.split("/")
+    if kind == "inside":  # ``.github/workflows/**``: everything below that folder
+        return path.startswith(text + "/")
+    return path == text or path.startswith(text + "/")  # ``src/auth``: it, and below
+
+
+_WILDCARDS = frozenset("*?[\\")
+
+
+@lru_cache(maxsize=512)
+def _literal_form(pattern: str) -> tuple[str, str] | None:
+    """How a glob without wildcards matches — ("name", n), ("inside", folder) or
+    ("anchored", path) — or None for every other glob (pathspec reads those)."""
+    if not pattern or pattern[0] in "!#" or pattern != pattern.strip() or pattern.endswith("/"):
+        return None
+    inside = pattern.endswith("/**")
+    body = pattern[:-3] if inside else pattern
+    if not body or _WILDCARDS & set(body) or "//" in body:
+        return None
+    if inside:
+        return "inside", body.removeprefix("/")
+    if "/" not in body:
+        return "name", body
+    anchored = body.removeprefix("/")
+    return ("anchored", anchored) if anchored and not anchored.startswith("/") else None
 
 
 def glob_problem(pattern: str) -> str | None:

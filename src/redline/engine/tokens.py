@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -21,7 +22,6 @@ from redline.engine.fold import translate_punctuation
 TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 _WORD = re.compile(r"\w")
 
-_HALF_WIDTH = frozenset(",.:;!?()[]\"'")  # marks with a full-width twin
 _QUOTE_FAMILIES = {**dict.fromkeys("‘’‚‛", "single"), **dict.fromkeys("“”„‟", "double")}
 
 
@@ -66,7 +66,6 @@ class TokenMap:
         # counts twice, a line it changes once (the agent may have meant that one).
         self.evidence: Counter[tuple[str, str]] = Counter()
         self.typographic: set[str] = set()  # classes of marks the agent typographised
-        self.half_width = False
         self.targets: dict[tuple[str, str], set[str]] = defaultdict(set)
         for base, ours, kept in pairs:  # a line's text in old_string and in the file
             a_toks = TOKEN.findall(base)
@@ -84,18 +83,28 @@ class TokenMap:
                             self.evidence[x, context[i1 + k]] += 2 if kept else 1
                         if x != y and not x.isascii() and translate_punctuation(x) == y:
                             self.typographic.add(_mark_class(x))  # “ for the file's "
-                        if x != y and x.isascii() and translate_punctuation(y) == x:
-                            self.half_width = True  # , for the file's ，
 
-    def mapped(self, toks: list[str]) -> list[str | None]:
-        """Each token as the file writes it; None where the block writes it several ways."""
+    def mapped(
+        self, toks: list[str], sources: Sequence[str | None] | None = None
+    ) -> list[str | None]:
+        """Each token as the file writes it; None where the block writes it several ways.
+
+        An ASCII mark (a quote, a hyphen, a comma) the agent adds is written as it
+        typed it, even where the block shows the file writing a typographic or
+        full-width twin for it: in text the agent adds, ``"`` is not a guess at ``“``.
+        ``sources`` says, token by token, where the token comes from: None, text the
+        agent adds (by default, all of it); otherwise old_string's text it keeps or
+        moves (two lines joined), which the file writes its way — for a mark, the
+        file's own at that place when known (a string), else as the block shows it ("").
+        """
         out: list[str | None] = []
-        for tok, context in zip(toks, _contexts(toks), strict=True):
+        for k, (tok, context) in enumerate(zip(toks, _contexts(toks), strict=True)):
             targets = self.targets.get((tok, context))
-            if not targets and context == "wide" and self.half_width and tok in _HALF_WIDTH:
-                # The agent wrote half-width marks for the file's full-width ones, and
-                # adds this one beside CJK text: which width it means is a guess.
-                out.append(None)
+            source = None if sources is None else sources[k]
+            if _ascii_mark(tok) and source is None:
+                out.append(tok)
+            elif source and translate_punctuation(source) == translate_punctuation(tok):
+                out.append(source)  # a mark of old_string's: the file's own at its place
             elif not targets or tok.isspace():
                 out.append(self._unseen(tok))
             elif len(targets) == 1:
@@ -140,10 +149,15 @@ class TokenMap:
         ``mark`` itself: whether an added one is a twin or meant is a guess."""
         return mark != twin and not mark.isascii() and mark in self.file_chars
 
-    def carry(self, text: str, line: int) -> str:
-        """``text`` written the file's way, token by token (raises on a mixed mapping)."""
+    def carry(self, text: str, line: int, sources: Sequence[str | None] | None = None) -> str:
+        """``text`` written the file's way, token by token (raises on a mixed mapping);
+        ``sources``: see :meth:`mapped`."""
         toks = TOKEN.findall(text)
-        return _joined(toks, self.mapped(toks), line, text)
+        return _joined(toks, self.mapped(toks, sources), line, text)
+
+
+def _ascii_mark(tok: str) -> bool:
+    return tok.isascii() and len(tok) == 1 and not _WORD.match(tok) and not tok.isspace()
 
 
 def _joined(toks: list[str], mapped: list[str | None], line: int, text: str) -> str:
@@ -298,20 +312,29 @@ def _spelling(text: str) -> str:
     return "".join(marked.split())
 
 
-def merge_tokens(base: str, ours: str, theirs: str, tokens: TokenMap, line: int) -> str:
+def merge_tokens(
+    base: str,
+    ours: str,
+    theirs: str,
+    tokens: TokenMap,
+    line: int,
+    sources: Sequence[str | None] | None = None,
+) -> str:
     """Token-level three-way merge of one line's text; a token changed two ways conflicts.
 
     ``theirs`` is the agent's new line as sent: its tokens are first written the
     file's way where the whole block says how (a word the agent misspells the
     same way everywhere takes the file's spelling), so a slip the agent copied
-    into the new line merges with the file's fix of it.
+    into the new line merges with the file's fix of it. ``sources``: where the tokens
+    of ``theirs`` come from (see :meth:`TokenMap.mapped`).
     """
     a = TOKEN.findall(base)
     sent = TOKEN.findall(theirs)
-    mapped = tokens.mapped(sent)
+    mapped = tokens.mapped(sent, sources)
     t = [m if m is not None else tok for tok, m in zip(sent, mapped, strict=True)]
     hunks = sorted(
-        _hunks(a, TOKEN.findall(ours), False) + _hunks(a, t, True),
+        _typed_marks_stand(a, t, sources, _hunks(a, TOKEN.findall(ours), False))
+        + _hunks(a, t, True),
         key=lambda h: (h.start, h.end),
     )
     chosen: list[_Hunk] = []
@@ -347,6 +370,31 @@ def merge_tokens(base: str, ours: str, theirs: str, tokens: TokenMap, line: int)
         # a merge that does not is a slip applied where the agent had fixed it.
         raise MergeConflict(line, base, ours)
     return merged
+
+
+def _typed_marks_stand(
+    a: list[str], t: list[str], sources: Sequence[str | None] | None, ours: list[_Hunk]
+) -> list[_Hunk]:
+    """The file's hunks, less those that would write the file's twin of a mark over a
+    mark the agent adds: a lone mark the token alignment pairs with one of old_string's
+    (a hyphen the agent types, lined up with a hyphen the file writes as a dash)."""
+    if sources is None:
+        return ours
+    paired: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in _aligned(a, t):
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            paired.update(zip(range(i1, i2), range(j1, j2), strict=True))
+    return [
+        h
+        for h in ours
+        if not (
+            h.one_for_one
+            and _ascii_mark(a[h.start])
+            and h.start in paired
+            and sources[paired[h.start]] is None
+            and _format_only(a, h)
+        )
+    ]
 
 
 def _balance(text: str) -> int:

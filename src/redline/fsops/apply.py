@@ -17,14 +17,17 @@ from redline.engine.read import (
     unreadable,
 )
 from redline.engine.result import Result
+from redline.fsops import interrupts
 from redline.fsops.atomic import NotRegular, read_regular
 from redline.fsops.confine import locate, not_regular, relative_to_root
 from redline.fsops.files import resolve, write_atomic
+from redline.fsops.resources import explain
 
 if TYPE_CHECKING:
     from redline.engine.policy import Policy
     from redline.engine.requests import Request
     from redline.fsops.behind import WriteBehind
+    from redline.fsops.settings import SettingsGuard
 
 
 def apply_in_directory(
@@ -34,16 +37,18 @@ def apply_in_directory(
     dry_run: bool = False,
     behind: WriteBehind | None = None,
     policy: Policy | None = None,
+    settings: SettingsGuard | None = None,
 ) -> Result:
     """Run ``request`` against the files under ``root``; write unless ``dry_run``.
 
     With ``behind``, an edit reads and holds its file there instead (a stream
     that writes the held files before it answers); other requests need it flushed.
     A file is validated (engine.validate) when the request asks for it or
-    ``policy`` (the root's, read by the caller) names its path.
+    ``policy`` (the root's, read by the caller) names its path. ``settings`` may
+    refuse a change of redline's own settings files (fsops.patch.land).
     """
     if isinstance(request, EditRequest):
-        result = _edit(root, request, dry_run, behind, policy)
+        result = _edit(root, request, dry_run, behind, policy, settings)
     elif isinstance(request, ReadRequest):
         result = read_in_directory(root, request)
     else:  # the patch machinery loads only for the tools that need it: edits start faster
@@ -56,12 +61,13 @@ def apply_in_directory(
             validate = _always
         if isinstance(request, PatchRequest):
             result = apply_patch_in_directory(
-                root, request.patch, dry_run=dry_run, validate=validate
+                root, request.patch, dry_run=dry_run, validate=validate, settings=settings
             )
         else:
             snapshot = DirectorySnapshot(root)
             wanted = validate if isinstance(request, WriteRequest) else None
-            result = land(snapshot, plan_file(request, snapshot, wanted), dry_run=dry_run)
+            planned = plan_file(request, snapshot, wanted)
+            result = land(snapshot, planned, dry_run=dry_run, settings=settings)
     result.dry_run = dry_run
     return result
 
@@ -76,6 +82,7 @@ def _edit(
     dry_run: bool,
     behind: WriteBehind | None,
     policy: Policy | None,
+    settings: SettingsGuard | None = None,
 ) -> Result:
     # An absolute path inside the root is used, and reported, relative to it; any
     # accepted spelling is reported as the policy normalises it.
@@ -93,16 +100,24 @@ def _edit(
     if not request.validate and policy is not None and policy.validates(request.path):
         request = replace(request, validate=True)
     outcome = apply_edit(data, request)
+    if outcome.data is not None and settings is not None:
+        from redline.fsops.settings import settings_refusal
+
+        refused = settings_refusal(root, settings, [(target, outcome.data)])
+        if refused is not None:
+            return Result("rejected", path=request.path, error=refused[1])
     if outcome.data is not None and not dry_run and behind is not None:
         behind.hold(target, request.path, outcome.data)
     elif outcome.data is not None and not dry_run:
         try:
-            write_atomic(target, outcome.data)
+            with interrupts.writing():
+                write_atomic(target, outcome.data)
         except OSError as exc:
             return Result(
                 "failed",
                 path=request.path,
-                error=f"cannot write {request.path!r}: {exc.strerror}; the file is unchanged",
+                error=f"cannot write {request.path!r}: {explain(exc, target)}. "
+                "The file is unchanged",
             )
     return outcome.result
 

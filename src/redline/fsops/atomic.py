@@ -77,6 +77,7 @@ def locked(
     mode: int = 0o644,
     wait: float = 0.0,
     open_new: OpenNew = create_new,
+    durable: bool = False,
 ) -> Iterator[Lock]:
     """Hold ``path``'s lock file for the block; replace ``path`` with it if the block succeeds.
 
@@ -88,10 +89,11 @@ def locked(
 
     A lock that exists is waited for up to ``wait`` seconds (git waits 100 ms for
     a ref's), then :class:`LockHeld` names it. An error inside the block removes
-    the lock and leaves ``path`` as it was.
+    the lock and leaves ``path`` as it was. ``durable``: the new content is
+    fsynced before the lock becomes ``path``, and the folder after.
     """
     lock = path.with_name(path.name + LOCK_SUFFIX)
-    staged = None if content is None else _staged_content(lock, content, mode, open_new)
+    staged = None if content is None else _staged_content(lock, content, mode, open_new, durable)
     deadline = time.monotonic() + wait
     delay = 0.001
     try:
@@ -113,10 +115,14 @@ def locked(
     try:
         try:
             yield held
+            if durable and held.commit and content is None:
+                os.fsync(fd)
         finally:
             os.close(fd)
         if held.commit:
             os.replace(lock, path)
+            if durable:
+                fsync_dir(path.parent)
         else:
             os.unlink(lock)
     except BaseException:
@@ -125,12 +131,16 @@ def locked(
         raise
 
 
-def _staged_content(lock: Path, content: bytes, mode: int, open_new: OpenNew) -> tuple[int, Path]:
+def _staged_content(
+    lock: Path, content: bytes, mode: int, open_new: OpenNew, durable: bool = False
+) -> tuple[int, Path]:
     """A temporary file beside ``lock`` holding ``content``: its descriptor and name."""
     tmp = _temporary(lock, mode, open_new)
     fd, name = tmp
     try:
         write_all(fd, content)
+        if durable:
+            os.fsync(fd)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(FileNotFoundError):
@@ -157,7 +167,11 @@ def _take(lock: Path, staged: tuple[int, Path] | None, mode: int, open_new: Open
             os.unlink(lock)
             raise
         return fd
-    return os.dup(fd)
+    try:
+        return os.dup(fd)
+    except BaseException:  # no descriptor left: the lock taken must not stay behind
+        os.unlink(lock)
+        raise
 
 
 def _temporary(path: Path, mode: int, open_new: OpenNew) -> tuple[int, Path]:
@@ -177,6 +191,7 @@ def replace_file(
     mode: int | None = None,
     *,
     open_new: OpenNew = create_new,
+    durable: bool = False,
 ) -> None:
     """Replace (or create) ``path`` with ``data`` through a temporary file beside it.
 
@@ -184,7 +199,9 @@ def replace_file(
     ``open()`` would (0o666 less the umask); an explicit mode is masked by the
     umask. A process killed at any point leaves the old file or the new one,
     plus at most a temporary named ``.<name>.<random>.redline-tmp``
-    (:func:`remove_temporaries`). Not fsynced, like git's own worktree writes.
+    (:func:`remove_temporaries`). Not fsynced, like git's own worktree writes,
+    unless ``durable`` (then the data is, before the rename: the caller syncs
+    the folder once it has written all it writes there, :func:`fsync_dir`).
     """
     if mode is None:
         try:
@@ -198,6 +215,8 @@ def replace_file(
         try:
             write_all(fd, data)
             os.fchmod(fd, mode)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -205,6 +224,16 @@ def replace_file(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def fsync_dir(path: Path) -> None:
+    """Make the names in folder ``path`` durable (a file renamed into it, or made there)."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        with contextlib.suppress(OSError):  # some file systems cannot sync a folder
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def remove_temporaries(path: Path) -> None:

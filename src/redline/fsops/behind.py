@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from redline.fsops import interrupts
 from redline.fsops.atomic import read_regular_stat, replace_file
+from redline.fsops.resources import explain
 
 # Held past these, the stream is written and answered before it goes on.
 MAX_ANSWERS = 1000
@@ -93,7 +95,8 @@ class WriteBehind:
     def flush(self) -> list[dict[str, Any]]:
         """Write every held file; the queued answers, in order, failures rewritten."""
         for target, held in self._held.items():
-            error = _write(target, held)
+            with interrupts.writing():
+                error = _write(target, held)
             if error is None:
                 continue
             if len(held.answers) > 1:
@@ -115,7 +118,7 @@ def _write(target: Path, held: _Held) -> str | None:
             )
         replace_file(target, held.data)
     except OSError as exc:
-        return f"cannot write {held.path!r}: {exc.strerror}; the file is unchanged"
+        return f"cannot write {held.path!r}: {explain(exc, target)}. The file is unchanged"
     return None
 
 

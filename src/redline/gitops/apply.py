@@ -17,18 +17,22 @@ comes from engine.policy, and the commits become visible through
 gitops.publish.
 
 The verdict is the guard's first line, so nothing the session does may soften
-it: an edit is judged by the policy at the session's base with the rules of the
-policy in the session's tree added (an agent's change to the policy, flagged
-and unapproved, can add rules for later edits but never remove one); every
-change to the guard's own files is flagged, the agent's own writes (committed
-as external changes) included; and a change that rewrites lines of an earlier
-flagged, unapproved edit carries its flag (gitops.carried).
+it: an edit is judged by the main line's policy (the daemon gives it:
+hooks.mainline — the session's base and the tip of the branch it came from,
+without what unapproved agent edits took away; else the policy at the base) with
+the rules of the policy in the session's tree added (an agent's change to the
+policy, flagged and unapproved, can add rules for later edits but never remove
+one); every change to the guard's own files is flagged, the agent's own writes
+(committed as external changes) included; a change of redline's settings is
+compared parsed, before and after, and the ways it weakens the policy are named
+(engine.weakening); and a change that rewrites lines of an earlier flagged,
+unapproved edit carries its flag (gitops.carried).
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -36,12 +40,20 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import pygit2
 
+from redline.engine.confidence import shown_confidence
 from redline.engine.edit import EditRequest, apply_edit
 from redline.engine.errors import RedlineError, RequestError
 from redline.engine.patch import PatchRequest, apply_patch, changed_after_planning, summarise
 from redline.engine.patch_parse import parse_patch
 from redline.engine.patch_plan import FileChange
-from redline.engine.policy import GUARD_FILE_REASON, Policy, default_rules
+from redline.engine.paths import safe_text, shown_path
+from redline.engine.policy import (
+    GUARD_FILE_REASON,
+    POLICY_CHANGE_RULE,
+    SETTINGS_FILES,
+    Policy,
+    default_rules,
+)
 from redline.engine.read import (
     ReadRequest,
     is_a_directory,
@@ -50,10 +62,12 @@ from redline.engine.read import (
     unreadable,
 )
 from redline.engine.result import Commit, Result
+from redline.engine.weakening import weakenings
 from redline.engine.write import DeleteRequest, WriteRequest, operation, plan_file
 from redline.gitops import notes
 from redline.gitops import undo as undoing
 from redline.gitops.carried import CARRIED_FLAG, FlaggedEdits, carried_flag
+from redline.gitops.errors import WorktreeGone
 from redline.gitops.notes import Note, NoteOperation, Verdict
 from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.publish import Commit as Landing
@@ -69,6 +83,17 @@ if TYPE_CHECKING:
     from redline.engine.requests import Request
 
 T = TypeVar("T")
+Reader = Callable[[str], "bytes | None"]  # a file's bytes by path (None: no such file)
+
+
+@dataclass(frozen=True)
+class PolicyReading:
+    """How the guard's files are read (hooks.config; gitops cannot import it): the policy
+    they hold, and redline's settings table as parsed TOML, which a change of the policy or
+    the permissions is compared by."""
+
+    policy: Callable[[Reader], Policy]
+    settings: Callable[[Reader], object]
 
 
 class OnWorker(Protocol):
@@ -142,7 +167,13 @@ class SessionApplier:
         writer: Writer = PLAIN,
         fault: Fault | None = None,
         policy_for: Callable[[pygit2.Tree], Policy] | None = None,
+        reading: PolicyReading | None = None,
+        mainline: Callable[[], Policy] | None = None,
     ) -> None:
+        """``policy_for`` reads the policy of a tree (default: derived from ``reading``);
+        ``reading`` lets a change of redline's settings be compared, parsed, before and
+        after; ``mainline`` gives the policy of the main line the session came from (the
+        daemon's hooks.mainline.Mainline) — without it, the policy at the session's base."""
         self.repo = repo
         self.layout = layout
         self.session = session
@@ -151,7 +182,11 @@ class SessionApplier:
         self.writer = writer
         self.publisher = Publisher(repo, layout, session, writer, fault)
         self.worktree = self.publisher.worktree
+        if policy_for is None and reading is not None:
+            policy_for = partial(_tree_policy, repo, reading)
         self._policy_for = policy_for or (lambda tree: Policy(rules=default_rules()))
+        self._reading = reading
+        self._mainline = mainline
         self._policy = Policy(rules=default_rules())
         self._base_policy: tuple[Policy | None] | None = None  # read once: the base is fixed
         self.flagged = FlaggedEdits(repo, session.base)
@@ -160,6 +195,17 @@ class SessionApplier:
     def warm(self) -> None:
         """Read the worktree's index now, so that the first request does not pay for it."""
         self.publisher.warm()
+
+    def check_worktree(self) -> None:
+        """WorktreeGone when the worktree folder, or its ``.git`` link, was removed: read as
+        it is, every file would look deleted (and be committed so)."""
+        try:
+            link = (self.root / ".git").read_text(encoding="utf-8", errors="replace")
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            raise WorktreeGone(self.session.name, self.session.worktree) from None
+        admin = link.removeprefix("gitdir:").strip()
+        if not admin or not (self.root / admin).is_dir():  # pruned by `git worktree prune`
+            raise WorktreeGone(self.session.name, self.session.worktree)
 
     # -- the request -------------------------------------------------------------
 
@@ -171,6 +217,7 @@ class SessionApplier:
         on_worker: OnWorker = here,
     ) -> Result:
         """Prepare and land through ``on_worker``, plan on this thread (see the module doc)."""
+        self.check_worktree()
         if isinstance(request, ReadRequest):
             result = self.read(request)
             result.session = self.session.name
@@ -294,6 +341,9 @@ class SessionApplier:
         request = prepared.request_id
         note = self._note(new_edit, request, undoing.UNDO_TOOL, None, "undo", operations)
         note.undoes = {"edit": edit, "commit": str(target.id)}
+        carried += self._settings_changed(
+            partial(_blob_data, self.repo, prepared.tree), _blobs(self.repo, files)
+        )
         note.policy = self._verdict(self._judge(operations) + carried)
         summary = target.message.splitlines()[0] if target.message else ""
         message = (
@@ -305,6 +355,7 @@ class SessionApplier:
 
     def _prepare(self, targets: list[str], dry_run: bool) -> _Prepared:
         """On the git thread: the tip to plan on, with the external changes committed."""
+        self.check_worktree()
         if self.publisher.pending():
             # A request that landed but could not finish (or a crash): finish it first,
             # so that the worktree matches the branch before it is read.
@@ -419,9 +470,12 @@ class SessionApplier:
             return False
 
     def _judging_policy(self, tree: pygit2.Tree) -> Policy:
-        """The policy in the session's ``tree`` joined to the policy at the session's base:
-        every rule of either applies (PolicyError when the tree's does not parse)."""
+        """The main line's policy (see ``__init__``) with the rules of the policy in the
+        session's ``tree`` added: every rule of either applies, and nothing the session
+        changes takes one away (PolicyError when the tree's does not parse)."""
         current = self._policy_for(tree)
+        if self._mainline is not None:
+            return self._mainline().stricter(current, "in the session")
         if self._base_policy is None:
             self._base_policy = (self._read_base_policy(),)
         base = self._base_policy[0]
@@ -462,12 +516,15 @@ class SessionApplier:
                 partial(_blob_data, self.repo, tree), whole=True,
             )  # fmt: skip
             carried += [carried_flag(path, e, c) for e, c in earlier]
+        carried += self._settings_changed(
+            partial(_blob_data, self.repo, tree), _blobs(self.repo, changes)
+        )
         note = self._note(edit, request_id, "external", None, "external", operations)
         count = f"{len(paths)} file" + ("" if len(paths) == 1 else "s")
         message = (
             f"redline: external changes to {count}\n\n"
             f"Changes made in session {self.session.name} by other tools, committed before "
-            f"redline's next edit.\n\n" + "\n".join(f"  {p}" for p in paths[:50])
+            f"redline's next edit.\n\n" + "\n".join(f"  - {shown_path(p)}" for p in paths[:50])
         )
         files: dict[str, Entry | _Content | None] = dict(changes)
         return _Group(paths, files, note, message + f"\n\nRedline-Edit: {edit}\n", carried)
@@ -512,6 +569,9 @@ class SessionApplier:
             verdict = self._judge(operations) + self._carried(
                 snapshot, plan_group.changes, whole=tool == "write"
             )
+            verdict += self._settings_changed(
+                snapshot.read, {c.path: c.after for c in plan_group.changes}
+            )
             if verdict and self._policy.action == "reject":
                 if tool != "apply_patch":
                     refused = Result("rejected", path=result.path, error=_rejection(verdict))
@@ -527,7 +587,7 @@ class SessionApplier:
             if plan_group.validation:
                 note.validation = [v.note_json() for v in plan_group.validation]
             self._flag(note, result, verdict)
-            summary = ", ".join(plan_group.operations)
+            summary = safe_text(", ".join(plan_group.operations), keep="")
             message = f"redline: {summary}"[:72]
             body = f"{message}\n\nApplied by redline session {self.session.name} ({tool})."
             if hunks:  # what the note says, in the commit too (hooks.claims compares them)
@@ -575,6 +635,7 @@ class SessionApplier:
             carried_flag(path, e)
             for e in snapshot.on_worker(lambda: self.flagged.rewritten_by(path, data, after))
         ]
+        verdict += self._settings_changed(snapshot.read, {path: after})
         if verdict and self._policy.action == "reject":
             refused = Result("rejected", path=path, error=_rejection(verdict))
             refused.matches = result.matches
@@ -589,8 +650,12 @@ class SessionApplier:
         self._flag(note, result, verdict)
         if result.match_type and result.match_type != "exact":
             note.tolerances = [result.match_type]
-        kind = f"{result.match_type} {result.confidence}" if result.match_type else "edit"
-        message = f"redline: edit {path} ({kind})"
+        kind = (
+            f"{result.match_type} {shown_confidence(result.confidence)}"
+            if result.match_type
+            else "edit"
+        )
+        message = f"redline: edit {shown_path(path)} ({kind})"
         body = f"{message}\n\nApplied by redline session {self.session.name} (edit)."
         return result, [_Group([path], {path: content}, note, f"{body}\n\nRedline-Edit: {edit}\n")]
 
@@ -607,6 +672,44 @@ class SessionApplier:
             {"rule": v.rule, "path": v.path, "reason": v.reason}
             for _, v in self._policy.judge(operations)
         ]
+
+    def _settings_changed(
+        self, read: Reader, changed: Mapping[str, bytes | None]
+    ) -> list[dict[str, str]]:
+        """The flag of a change of redline's own settings (``.redline.toml``, or
+        ``[tool.redline]`` in pyproject.toml: the guard policy, the permissions), found by
+        comparing them parsed, before (``read``) and after (``changed`` over it); any change
+        needs a person, and the ways it weakens the policy are named (engine.weakening)."""
+        if self._reading is None or not changed.keys() & set(SETTINGS_FILES):
+            return []
+
+        def after(path: str) -> bytes | None:
+            return changed[path] if path in changed else read(path)
+
+        was, now = self._reading.settings(read), self._reading.settings(after)
+        if was == now:
+            return []
+        held = now if isinstance(now, tuple) else was
+        where = str(held[0]) if isinstance(held, tuple) else SETTINGS_FILES[0]
+        try:
+            old: Policy | None = self._reading.policy(read)
+        except RedlineError:
+            old = None
+        try:
+            weaker = weakenings(old, self._reading.policy(after)) if old is not None else []
+        except RedlineError as exc:
+            reason = f"leaves redline's settings in {where} unreadable ({exc})"
+        else:
+            if weaker:
+                reason = "weakens the guard policy: " + "; ".join(weaker)
+            elif any(v.reason == GUARD_FILE_REASON for v in self._policy.check(where, None, 0)):
+                return []  # flagged as a guard file already; nothing more to say
+            else:
+                reason = (
+                    f"changes redline's own settings in {where} (its guard policy or its "
+                    "permissions)"
+                )
+        return [{"rule": POLICY_CHANGE_RULE, "path": where, "reason": reason}]
 
     def _carried(
         self, snapshot: _OnWorker, changes: tuple[FileChange, ...], whole: bool = False
@@ -692,12 +795,33 @@ def _rejection(verdict: list[dict[str, str]]) -> str:
             f"Ask a person to review and approve edit {first['edit']} (`redline approve "
             f"{first['edit']}`), then retry; or leave those lines alone"
         )
-    if first["reason"] == GUARD_FILE_REASON:
+    if first["reason"] == GUARD_FILE_REASON or first["rule"] == POLICY_CHANGE_RULE:
         return said + "No agent edit passes there, exact or not: ask a person to make this change"
     return said + (
         "Protected paths take only edits the policy allows: copy old_string exactly from the "
         "file (an exact edit always passes), or ask a person to make this change"
     )
+
+
+def _tree_policy(repo: pygit2.Repository, reading: PolicyReading, tree: pygit2.Tree) -> Policy:
+    return reading.policy(partial(_blob_data, repo, tree))
+
+
+def _blobs(
+    repo: pygit2.Repository, files: Mapping[str, Entry | _Content | None]
+) -> dict[str, bytes | None]:
+    """The bytes of the settings files among ``files`` (tree entries; None: deleted)."""
+    out: dict[str, bytes | None] = {}
+    for path in set(files) & set(SETTINGS_FILES):
+        entry = files[path]
+        if entry is None:
+            out[path] = None
+        elif isinstance(entry, _Content):
+            out[path] = entry.data
+        else:
+            blob = repo.get(entry.oid)
+            out[path] = blob.data if isinstance(blob, pygit2.Blob) else None
+    return out
 
 
 def _blob_data(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> bytes | None:

@@ -21,6 +21,19 @@ class SessionError(GitModeError):
     pass
 
 
+class WorktreeGone(SessionError):
+    """A session's worktree folder (or its link to the repository) was removed."""
+
+    def __init__(self, name: str, worktree: str) -> None:
+        self.name = name
+        self.worktree = worktree
+        super().__init__(
+            f"the worktree of session {name!r} ({worktree}) is gone: something removed it. "
+            f"Nothing was applied. `redline session open --name {name}` checks the session's "
+            "branch out there again (its history is kept), then retry"
+        )
+
+
 class RefMoved(GitModeError):
     def __init__(self, ref: str) -> None:
         self.ref = ref

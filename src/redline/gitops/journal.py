@@ -9,7 +9,8 @@ the journal left it — a request is applied whole, or (if the branch moved
 elsewhere) not at all.
 
 Each session has one journal file, overwritten in place: a checksummed record,
-or an empty one once the request is done.
+or an empty one once the request is done (an empty or missing file reads the
+same).
 """
 
 from __future__ import annotations
@@ -74,23 +75,41 @@ def path_for(folder: Path, session: str) -> Path:
     return folder / f"{session}.journal"
 
 
-def write(folder: Path, entry: JournalEntry) -> None:
+def write(folder: Path, entry: JournalEntry, durable: bool = False) -> None:
     """Record ``entry`` in the session's journal file, in one write at its start.
 
     The file is kept between requests, so recording costs no file creation. A
     write cut short by a kill fails its checksum and reads as no entry: it was
-    never complete, so no ref had moved. Like git's own writes it is not
-    fsynced, since the objects it names are not either (see core.fsync).
+    never complete, so no ref had moved. ``durable``: fsynced before this
+    returns, so that a ref fsynced after it never outlives it in a power loss
+    (gitops.durability); git's own writes are not fsynced unless asked.
     """
     payload = json.dumps(entry.to_json()).encode("utf-8")
-    _overwrite(path_for(folder, entry.session), _record(payload))
+    path = path_for(folder, entry.session)
+    try:
+        _overwrite(path, _record(payload), durable)
+    except FileNotFoundError:  # the folder was removed under the daemon: made again
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _overwrite(path, _record(payload), durable)
 
 
-def clear(folder: Path, session: str) -> None:
-    """Mark the session's journal empty: its request is done (or was dropped)."""
+def clear(folder: Path, session: str, durable: bool = False) -> None:
+    """Mark the session's journal empty: its request is done (or was dropped).
+
+    Overwritten in place, which needs no new space; should even that fail, the
+    file is cut to nothing or removed (both read as no entry), so a request
+    answered as not applied is never rolled forward later.
+    """
     path = path_for(folder, session)
-    if path.exists():
-        _overwrite(path, _record(b""))
+    if not path.exists():
+        return
+    try:
+        _overwrite(path, _record(b""), durable)
+    except OSError:
+        try:
+            os.truncate(path, 0)
+        except OSError:
+            path.unlink(missing_ok=True)
 
 
 def read(folder: Path, session: str) -> JournalEntry | None:
@@ -115,12 +134,14 @@ def _record(payload: bytes) -> bytes:
     return _HEADER.pack(_MAGIC, len(payload), zlib.crc32(payload)) + payload
 
 
-def _overwrite(path: Path, record: bytes) -> None:
+def _overwrite(path: Path, record: bytes, durable: bool = False) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         view = memoryview(record)
         offset = 0
         while offset < len(view):
             offset += os.pwrite(fd, view[offset:], offset)
+        if durable:
+            os.fdatasync(fd)
     finally:
         os.close(fd)

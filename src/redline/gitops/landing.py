@@ -34,6 +34,7 @@ from typing import Any
 
 import pygit2
 
+from redline.engine.paths import shown_path
 from redline.gitops import notes, refs
 from redline.gitops.errors import GitModeError
 from redline.gitops.gitenv import without_git_redirects
@@ -333,5 +334,5 @@ def _said(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 def _listed(paths: list[str]) -> str:
-    shown = ", ".join(paths[:_SHOWN])
+    shown = ", ".join(shown_path(p) for p in paths[:_SHOWN])
     return shown + (f" and {len(paths) - _SHOWN} more" if len(paths) > _SHOWN else "")

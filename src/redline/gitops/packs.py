@@ -8,47 +8,62 @@ placed in front of libgit2's own: it takes every object the daemon writes and
 serves it back until :meth:`StagedObjects.flush` writes them all as one pack
 and its index (two files), before any ref or journal may name them.
 
-Packs accumulate, one per request; :func:`consolidate` rolls the small ones
-together with ``git repack --geometric``, as git's own maintenance does; the
-daemon runs it beside the requests, never inside one (``daemon/housekeeping.py``).
+Other git processes work in the same repository, and two of them must never
+be hurt by these writes:
+
+- ``git gc --prune=now`` and ``git repack -a -d`` drop every packed object no
+  ref names when they look, then delete the packs they read: a pack written
+  for a request whose ref has not moved yet would lose its objects. Each pack
+  is therefore written with a ``.keep`` file (git's own sign for "leave this
+  pack alone"), held while a request that may use it is in flight
+  (:class:`Holds`) and removed once requests pause.
+- a local ``git clone`` copies ``objects/`` file by file, and fails when a
+  name it listed is gone before it copies it. So nothing redline does while
+  requests flow removes a name there: a pack and its index are written beside
+  (``<git-dir>/redline/staging``, same file system) and renamed in whole; the
+  ``.keep`` files and the packs rolled together (gitops.rollup) are removed
+  only once requests pause, as git's own ``gc`` removes files.
+
+A failed write leaves nothing in the way of the next one: a half-written
+temporary is removed, a pack whose index could not be written is removed
+too, and the objects stay staged for the next flush.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
-import signal
 import struct
 import threading
-import time
 import zlib
-from collections.abc import Mapping
 from pathlib import Path
 
 import pygit2
 
-from redline.fsops.atomic import OpenNew, create_new, write_all
+from redline.fsops.atomic import OpenNew, create_new, fsync_dir, write_all
 
 PRIORITY = 3  # above libgit2's packs (2) and loose objects (1): every write comes here
 CONSOLIDATE_AFTER = 32  # packs written since the last roll-up
-REPACK_TIMEOUT = 120.0  # seconds a roll-up may take before it is killed
-_POLL = 0.05  # seconds between looks at a cancelled or late roll-up
 _TMP_PREFIX = "tmp_pack_redline_"
+KEEP_MARK = b"redline: a request that may use this pack is in flight\n"
 
 
 class StagedObjects(pygit2.OdbBackend):
     """A write-back object store for one repository, used from its worker thread."""
 
-    def __init__(self, objects_dir: Path) -> None:
+    def __init__(self, objects_dir: Path, staging: Path | None = None) -> None:
         super().__init__()
         self.pack_dir = objects_dir / "pack"
+        self.staging = staging  # where packs are written before they are renamed in
         self._staged: dict[pygit2.Oid, tuple[int, bytes]] = {}
         self.written = 0  # packs written since the last consolidation
+        self.holds = Holds(self.pack_dir)
 
     @classmethod
-    def attach(cls, repo: pygit2.Repository) -> StagedObjects:
-        staged = cls(Path(repo.path) / "objects")
+    def attach(cls, repo: pygit2.Repository, staging: Path | None = None) -> StagedObjects:
+        staged = cls(Path(repo.path) / "objects", staging)
         staged.remove_temporary_files()
         repo.odb.add_backend(staged, PRIORITY)
         return staged
@@ -100,28 +115,130 @@ class StagedObjects(pygit2.OdbBackend):
     def pending(self) -> int:
         return len(self._staged)
 
-    def flush(self, open_new: OpenNew = create_new) -> None:
-        """Write what is staged as one pack (nothing when nothing is)."""
+    def flush(self, open_new: OpenNew = create_new, durable: bool = False) -> None:
+        """Write what is staged as one pack (nothing when nothing is), held by a ``.keep``
+        while a request that may use it is in flight (see :class:`Holds`).
+
+        A failure leaves the objects staged, for the next flush to write.
+        """
         if not self._staged:
             return
-        write_pack(self.pack_dir, self._staged, open_new)
+        name = write_pack(
+            self.pack_dir,
+            self._staged,
+            open_new,
+            staging=self.staging,
+            keep=KEEP_MARK,
+            durable=durable,
+        )
+        self.holds.written(name)
         self._staged = {}
         self.written += 1
 
     def remove_temporary_files(self) -> None:
-        """Drop the half-written pack of a process killed inside :meth:`flush`."""
-        if self.pack_dir.is_dir():
-            for leftover in self.pack_dir.glob(f"{_TMP_PREFIX}*"):
-                leftover.unlink(missing_ok=True)
+        """Drop the half-written packs of a process killed inside :meth:`flush`."""
+        for folder in (self.pack_dir, self.staging):
+            if folder is not None and folder.is_dir():
+                for leftover in folder.glob(f"{_TMP_PREFIX}*"):
+                    leftover.unlink(missing_ok=True)
+
+
+class Holds:
+    """Which packs this daemon keeps (their ``.keep``), and which it may let go.
+
+    A request's objects may be written by any flush while it runs (another
+    session's included), so a pack is held until every request that was in
+    flight when it was written has ended: :meth:`begin` and :meth:`end` bracket
+    each request, and :meth:`releasable` names the packs no request may still
+    need. Their ``.keep`` files are removed once requests pause
+    (:meth:`release`), or the packs are rolled together (gitops.rollup).
+    Thread-safe: requests begin on planning threads, packs are written on the
+    git worker, roll-ups run on the housekeeping thread.
+    """
+
+    def __init__(self, pack_dir: Path) -> None:
+        self.pack_dir = pack_dir
+        self._lock = threading.Lock()
+        self._serial = 0  # packs written so far
+        self._in_flight: dict[int, int] = {}  # serial at a request's start -> requests
+        self._held: dict[str, int] = {}  # pack name -> serial when written
+
+    def begin(self) -> int:
+        with self._lock:
+            token = self._serial
+            self._in_flight[token] = self._in_flight.get(token, 0) + 1
+            return token
+
+    def end(self, token: int) -> None:
+        with self._lock:
+            left = self._in_flight.get(token, 0) - 1
+            if left > 0:
+                self._in_flight[token] = left
+            else:
+                self._in_flight.pop(token, None)
+
+    def written(self, name: str) -> None:
+        with self._lock:
+            self._held[name] = self._serial
+            self._serial += 1
+
+    def adopt_leftovers(self) -> None:
+        """Hold the ``.keep`` files a previous daemon of this repository left (their
+        requests ended with it): releasable at once."""
+        if not self.pack_dir.is_dir():
+            return
+        for keep in self.pack_dir.glob("pack-*.keep"):
+            with contextlib.suppress(OSError):
+                if keep.read_bytes() == KEEP_MARK:
+                    with self._lock:
+                        self._held.setdefault(keep.stem, -1)
+
+    def releasable(self) -> set[str]:
+        """The held packs no request in flight may still need."""
+        with self._lock:
+            oldest = min(self._in_flight, default=self._serial)
+            return {name for name, serial in self._held.items() if serial < oldest}
+
+    def held(self) -> set[str]:
+        with self._lock:
+            return set(self._held)
+
+    def forget(self, names: set[str]) -> None:
+        with self._lock:
+            for name in names:
+                self._held.pop(name, None)
+
+    def release(self) -> set[str]:
+        """Remove the ``.keep`` of every releasable pack; the packs let go."""
+        names = self.releasable()
+        done = set()
+        for name in names:
+            try:
+                (self.pack_dir / f"{name}.keep").unlink(missing_ok=True)
+            except OSError:
+                continue  # tried again at the next pause
+            done.add(name)
+        self.forget(done)
+        return done
 
 
 def write_pack(
-    pack_dir: Path, objects: dict[pygit2.Oid, tuple[int, bytes]], open_new: OpenNew = create_new
+    pack_dir: Path,
+    objects: dict[pygit2.Oid, tuple[int, bytes]],
+    open_new: OpenNew = create_new,
+    *,
+    staging: Path | None = None,
+    keep: bytes | None = None,
+    durable: bool = False,
 ) -> str:
     """Write ``objects`` (id -> (type, data)) as a pack and its index; the pack's name.
 
-    The pack is renamed into place before its index, as git does: a pack is
-    found through its index, so no reader sees a pack that is not whole.
+    Each file is written under a temporary name in ``staging`` (default: the
+    pack folder) and renamed into place, the pack before its index, as git
+    does: a pack is found through its index, so no reader sees a pack that is
+    not whole. With ``keep``, a ``.keep`` holding it is made first. ``durable``:
+    both files are fsynced before they are renamed, and the folder after.
+    On a failure nothing this call made is left.
     """
     pack_dir.mkdir(parents=True, exist_ok=True)
     ids = sorted(objects, key=lambda o: o.raw)
@@ -150,9 +267,37 @@ def write_pack(
     index += struct.pack(f">{len(ids)}I", *offsets)
     index += checksum
     index += hashlib.sha1(index).digest()
-    _write_new(pack_dir, f"{name}.pack", body, open_new)
-    _write_new(pack_dir, f"{name}.idx", index, open_new)
+    made: list[Path] = []  # names this call created, removed again on a failure
+    try:
+        if keep is not None:
+            _keep(pack_dir / f"{name}.keep", keep, open_new, made)
+        for suffix, content in ((".pack", body), (".idx", index)):
+            target = pack_dir / f"{name}{suffix}"
+            existed = target.exists()
+            _write_new(staging, target, content, open_new, durable)
+            if not existed:
+                made.append(target)
+        if durable:
+            fsync_dir(pack_dir)
+    except BaseException:
+        for path in reversed(made):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        raise
     return name
+
+
+def _keep(path: Path, mark: bytes, open_new: OpenNew, made: list[Path]) -> None:
+    """Make the ``.keep`` at ``path`` (one already there holds the pack just as well)."""
+    try:
+        fd = open_new(path, 0o444)
+    except FileExistsError:
+        return
+    made.append(path)
+    try:
+        write_all(fd, mark)
+    finally:
+        os.close(fd)
 
 
 def _entry_header(kind: int, size: int) -> bytes:
@@ -168,62 +313,39 @@ def _entry_header(kind: int, size: int) -> bytes:
     return bytes(out)
 
 
-def _write_new(folder: Path, name: str, data: bytes | bytearray, open_new: OpenNew) -> None:
-    tmp = folder / f"{_TMP_PREFIX}{name}"
-    fd = open_new(tmp, 0o444)
-    try:
-        write_all(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(tmp, folder / name)
-
-
-def consolidate(
-    repo_dir: Path,
-    *,
-    env: Mapping[str, str],
-    timeout: float = REPACK_TIMEOUT,
-    cancel: threading.Event | None = None,
-) -> str | None:
-    """Roll small packs together (``git repack -d --geometric=2``); why it could not, or None.
-
-    ``env`` is the environment git runs with (see :mod:`redline.gitops.gitenv`:
-    no variable in it may send git to another repository). A run that takes
-    longer than ``timeout`` seconds, or is cancelled, is killed: git writes
-    the new pack before it removes the old ones, so that leaves the packs as
-    they were (and maybe a temporary file ``git gc`` removes).
-    """
-    import subprocess  # only here: the guard hook imports this module too
-
-    try:
-        process = subprocess.Popen(
-            ["git", "-C", str(repo_dir), "repack", "-d", "-q", "--geometric=2"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            env=dict(env),
-            start_new_session=True,  # its own process group: a kill reaches pack-objects too
-        )
-    except OSError as exc:
-        return f"cannot run git ({exc}); install git, or run `git gc` now and then"
-    deadline = time.monotonic() + timeout
-    while True:
+def _write_new(
+    staging: Path | None, target: Path, data: bytes | bytearray, open_new: OpenNew, durable: bool
+) -> None:
+    """Write ``data`` to a temporary file in ``staging`` (or beside ``target``), rename it
+    to ``target``; the temporary is gone whatever happens."""
+    folder = target.parent
+    if staging is not None:
         try:
-            _, stderr = process.communicate(timeout=_POLL)
-            break
-        except subprocess.TimeoutExpired:
-            stopped = cancel is not None and cancel.is_set()
-            if stopped or time.monotonic() >= deadline:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.communicate()
-                if stopped:
-                    return "git repack was stopped as the daemon stops; the packs are as before"
-                return (
-                    f"git repack did not finish within {timeout:g} s and was stopped; the packs "
-                    f"are as before — run `git gc` in {repo_dir} when the machine is quiet"
-                )
-    if process.returncode != 0:
-        problem = stderr.decode(errors="replace").strip()
-        return f"git repack failed ({process.returncode}: {problem}); run `git gc` in {repo_dir}"
-    return None
+            staging.mkdir(mode=0o700, parents=True, exist_ok=True)
+            folder = staging
+        except OSError:
+            pass  # the staging folder was removed and cannot be made again: write beside
+    tmp = folder / f"{_TMP_PREFIX}{target.name}"
+    try:
+        fd = open_new(tmp, 0o444)
+    except FileExistsError:  # a leftover of a write that failed in another way
+        tmp.unlink(missing_ok=True)
+        fd = open_new(tmp, 0o444)
+    try:
+        try:
+            write_all(fd, data)
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            if folder == target.parent or exc.errno != errno.EXDEV:
+                raise
+            tmp.unlink(missing_ok=True)  # the staging folder is on another file system
+            _write_new(None, target, data, open_new, durable)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise

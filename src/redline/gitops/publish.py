@@ -32,8 +32,9 @@ from typing import Any
 import pygit2
 
 from redline.fsops.atomic import LOCK_SUFFIX, LockHeld
+from redline.fsops.resources import ResourceError, is_resource
 from redline.gitops import journal, notes, refs
-from redline.gitops.errors import GitModeError, RefMoved
+from redline.gitops.errors import GitModeError
 from redline.gitops.index import IndexPatcher, repair_checksum
 from redline.gitops.objects import write_blob
 from redline.gitops.repo import NOTES_REF, Layout, signature
@@ -91,6 +92,8 @@ class Publisher:
         # notes`` moves the notes ref without a compare-and-swap, so one running at the
         # same moment as a publication can drop the note just added. Re-added if so.
         self._recent: dict[pygit2.Oid, pygit2.Oid] = {}
+        # Requests whose journal could not be cleared although they did not land.
+        self._dropped: set[str] = set()
 
     def warm(self) -> None:
         self._index.warm()
@@ -132,12 +135,16 @@ class Publisher:
         prepared = (tip, notes.prepare(self.repo, ahead, signature(self.repo), tip, self.writer))
         self.writer.flush()  # what the journal names must be on disk first
         self._fault("before-journal")
-        journal.write(self.layout.journal, entry)
+        journal.write(self.layout.journal, entry, durable=self.writer.durability.refs)
         try:
             self._fault("after-journal")
             refs.update(self.repo, entry.ref, old, new, "redline: edit", writer=self.writer)
-        except BaseException:
-            self._clear()  # the branch did not move: nothing happened
+        except BaseException as exc:
+            # The branch did not move: nothing happened, and the journal must not say
+            # otherwise (rolled forward later, it would apply what was answered as not).
+            cleared = self._void(entry.request)
+            if isinstance(exc, Exception) and (isinstance(exc, ResourceError) or is_resource(exc)):
+                raise _not_moved(exc, cleared) from exc
             raise
         # Landed. From here on every step rolls forward, or (notes) is undone whole.
         try:
@@ -205,13 +212,27 @@ class Publisher:
         """Undo the branch move, if the branch is still where this request put it."""
         try:
             refs.update(self.repo, ref, new, old, "redline: undo edit", writer=self.writer)
-        except (RefMoved, GitModeError) as exc:
+        except Exception as exc:  # moved on, locked, or the disk is full: it stays landed
             log.warning("session %s: cannot move %s back: %s", self.session.name, ref, exc)
             return False
         return True
 
     def _clear(self) -> None:
-        journal.clear(self.layout.journal, self.session.name)
+        journal.clear(self.layout.journal, self.session.name, self.writer.durability.refs)
+
+    def _void(self, request: str) -> bool:
+        """Clear the journal of ``request``, which did not land; False when even that cannot
+        be written (a read-only file system): then it is dropped, not rolled forward, when
+        this publisher finds it again (see :meth:`recover`)."""
+        try:
+            self._clear()
+        except OSError as exc:
+            log.warning(
+                "session %s: cannot clear the journal of %s: %s", self.session.name, request, exc
+            )
+            self._dropped.add(request)
+            return False
+        return True
 
     def _stage(self, files: Mapping[str, Entry | None], paths: list[str]) -> None:
         """Stage what this request wrote: patched in place when it can, else by libgit2."""
@@ -236,6 +257,10 @@ class Publisher:
         entry = journal.read(self.layout.journal, self.session.name)
         if entry is None:
             return None
+        if entry.request in self._dropped:  # answered as not applied: it stays so
+            self._clear()
+            self._dropped.discard(entry.request)
+            return f"dropped request {entry.request}, which did not land"
         old, new = pygit2.Oid(hex=entry.old), pygit2.Oid(hex=entry.new)
         self._drop_leftovers(entry)
         current = notes.ref_target(self.repo, entry.ref)
@@ -309,8 +334,30 @@ def _holds(path: Path, values: set[str]) -> bool:
     return _content(path) in values
 
 
+def _not_moved(exc: Exception, cleared: bool) -> ResourceError:
+    """The error of a request whose branch could not be moved for want of a resource."""
+    cause = exc.cause if isinstance(exc, ResourceError) else exc
+    assert isinstance(cause, OSError)
+    doing = exc.doing if isinstance(exc, ResourceError) else "cannot move the session's branch"
+    outcome = "the request was not applied: nothing was written"
+    if not cleared:
+        outcome = (
+            "the request was not applied, but its journal could not be marked so: this "
+            "daemon drops it once it can write again (should the daemon restart first, it "
+            "may apply it then: check `redline log` before sending it again)"
+        )
+    return ResourceError(doing, cause, outcome)
+
+
 def _not_landed(exc: Exception) -> Exception:
     """The error to answer with when the edit was taken back: it says nothing was written."""
+    taken_back = "the edit was taken back: nothing was written"
+    if isinstance(exc, ResourceError):
+        return ResourceError(
+            f"cannot add the edit's evidence note ({exc.doing})", exc.cause, taken_back
+        )
+    if isinstance(exc, OSError) and is_resource(exc):
+        return ResourceError("cannot add the edit's evidence note", exc, taken_back)
     if isinstance(exc, (GitModeError, LockHeld)):
         return GitModeError(f"{exc} (the edit was not applied: nothing was written)")
     return GitModeError(

@@ -13,12 +13,14 @@ writer (gitops.writer), so in the daemon it takes the inode of a spare.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 import pygit2
 
 from redline.fsops.atomic import LOCK_SUFFIX, locked, write_all
+from redline.fsops.resources import ResourceError, is_resource
 from redline.gitops.errors import GitModeError, RefMoved
 from redline.gitops.objects import ident
 from redline.gitops.repo import common_dir, signature
@@ -55,7 +57,13 @@ def update(
         path.parent.mkdir(parents=True, exist_ok=True)
         # The lock holds the new id from its first moment: a lock left by a process
         # killed while holding it says what it was writing (see gitops.publish).
-        with locked(path, content=f"{new}\n".encode(), wait=wait, open_new=writer.open_new):
+        with locked(
+            path,
+            content=f"{new}\n".encode(),
+            wait=wait,
+            open_new=writer.open_new,
+            durable=writer.durability.refs,
+        ):
             expected = str(old) if old is not None else None
             if _read(common, name) != expected:
                 raise RefMoved(name)
@@ -108,7 +116,15 @@ def _log(
     line = moved + ident(signature(repo)) + f"\t{message}\n".encode()
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        write_all(fd, line)
+        size = os.fstat(fd).st_size
+        try:
+            write_all(fd, line)
+        except OSError:
+            # Half a line would glue itself to the next one: the log is cut back (which
+            # needs no space), and the ref is not moved.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            raise
     finally:
         os.close(fd)
 
@@ -125,7 +141,9 @@ def _logged(repo: pygit2.Repository, name: str) -> bool:
     return False
 
 
-def _cannot(name: str, exc: OSError) -> GitModeError:
+def _cannot(name: str, exc: OSError) -> GitModeError | ResourceError:
+    if is_resource(exc):
+        return ResourceError(f"cannot move {name}", exc)
     return GitModeError(
         f"cannot move {name} ({exc.strerror or exc}: {exc.filename}); check that the "
         "repository's refs folder is writable and that no file or folder is in the ref's way"

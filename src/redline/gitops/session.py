@@ -33,6 +33,10 @@ class Session:
     base: str  # commit id the session's history starts after
     created: float
     resumed: bool = False  # continues the branch of an earlier session of this name
+    # The branch the session was opened from (its full ref name; None when it was opened
+    # from a commit, a tag or a detached HEAD): the main line whose committed policy and
+    # permissions govern the session's agent, never the files of its own worktree.
+    origin: str | None = None
 
     @property
     def short_branch(self) -> str:
@@ -116,7 +120,19 @@ def open_session(
     name = name or _free_name(repo, layout)
     check_name(name)
     layout.ensure()
-    if _meta_path(layout, name).exists():
+    record = _read(_meta_path(layout, name))
+    if record is not None and _worktree_gone(record):
+        # Open, but its worktree was removed under it: checked out again, where it was.
+        with contextlib.suppress(KeyError, pygit2.GitError):
+            repo.lookup_worktree(_worktree_name(name)).prune(True)
+        shutil.rmtree(record.worktree, ignore_errors=True)
+        _resume(repo, layout, name, record.branch, None, Path(record.worktree))
+        session = Session(  # the same session: where its history starts is kept
+            name, record.branch, record.worktree, record.base, record.created, resumed=True
+        )
+        _write(_meta_path(layout, name), session)
+        return session
+    if record is not None:
         raise SessionError(
             f"session {name!r} is already open; use it, or close it first "
             f"(`redline session close {name}`)"
@@ -134,6 +150,7 @@ def open_session(
             f"cannot resolve {base or 'HEAD'!r} to a commit; give --base a branch, tag or "
             "commit (a repository needs at least one commit)"
         ) from None
+    origin = _origin_branch(repo, base)
     ref = repo.branches.local.create(branch.removeprefix("refs/heads/"), commit)
     try:
         repo.add_worktree(_worktree_name(name), str(path), ref)
@@ -141,11 +158,25 @@ def open_session(
         ref.delete()
         raise SessionError(f"cannot create the worktree at {path}: {exc}") from None
     _ensure_rewrite_ref(repo)
-    session = Session(name, branch, str(path), str(commit.id), time.time())
+    session = Session(name, branch, str(path), str(commit.id), time.time(), origin=origin)
     _write(_meta_path(layout, name), session)
     # A record left by a session whose branch was deleted since (by git) is stale.
     _closed_path(layout, name).unlink(missing_ok=True)
     return session
+
+
+def _origin_branch(repo: pygit2.Repository, base: str | None) -> str | None:
+    """The branch a new session starts from: HEAD's, or the branch ``base`` names (None:
+    a commit, a tag, a detached HEAD)."""
+    if base is None:
+        if repo.head_is_unborn or repo.head_is_detached:
+            return None
+        name = repo.head.name
+    else:
+        name = base if base.startswith("refs/heads/") else f"refs/heads/{base}"
+        if name not in repo.references:
+            return None
+    return None if name.startswith(f"refs/heads/{BRANCH_PREFIX}") else name
 
 
 def _resume(
@@ -175,6 +206,8 @@ def _resume(
             "or pick another session name"
         ) from None
     start = closed_base(repo, layout, name, tip.id)
+    closed = _read(_closed_path(layout, name))
+    origin = closed.origin if closed is not None else None
     try:
         repo.add_worktree(_worktree_name(name), str(path), repo.branches.local[short])
     except pygit2.GitError as exc:
@@ -183,10 +216,21 @@ def _resume(
             "`git worktree list` shows where the branch is in use"
         ) from None
     _ensure_rewrite_ref(repo)
-    session = Session(name, branch, str(path), str(start), time.time(), resumed=True)
+    session = Session(name, branch, str(path), str(start), time.time(), resumed=True, origin=origin)
     _write(_meta_path(layout, name), session)
     _closed_path(layout, name).unlink(missing_ok=True)
     return session
+
+
+def _worktree_gone(session: Session) -> bool:
+    """Whether the session's worktree folder, or the repository's record of it, is gone."""
+    root = Path(session.worktree)
+    try:
+        link = (root / ".git").read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return True
+    admin = link.removeprefix("gitdir:").strip()
+    return not admin or not (root / admin).is_dir()
 
 
 def _checked_out(repo: pygit2.Repository, layout: Layout, branch: str) -> str | None:
@@ -209,6 +253,10 @@ def _checked_out(repo: pygit2.Repository, layout: Layout, branch: str) -> str | 
             location = Path((entry / "gitdir").read_text(encoding="utf-8").strip()).parent
         except OSError:
             location = entry
+        if not location.exists() and entry.name.startswith(_worktree_name("")):
+            # A session worktree of redline's whose folder was removed: forgotten now.
+            shutil.rmtree(entry, ignore_errors=True)
+            continue
         if location.exists():
             return (
                 f"branch {short} is checked out in the worktree {location}; remove that "

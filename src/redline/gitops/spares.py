@@ -31,6 +31,7 @@ from pathlib import Path
 
 KEEP = 1024  # about 170 edits' worth: a burst of requests is served from the pool
 PAUSE = 0.2  # seconds without a request before the pool is topped up
+RETRY = 5.0  # seconds before trying again to make spares after a failure (a full disk)
 
 
 class SparePool:
@@ -45,10 +46,13 @@ class SparePool:
     allocation holds.
     """
 
-    def __init__(self, folder: Path, keep: int = KEEP, pause: float = PAUSE) -> None:
+    def __init__(
+        self, folder: Path, keep: int = KEEP, pause: float = PAUSE, retry: float = RETRY
+    ) -> None:
         self.folder = folder
         self.keep = keep
         self.pause = pause
+        self.retry = retry
         self._bins = (folder / "a", folder / "b")
         self._spares: tuple[list[str], list[str]] = ([], [])
         self._drain = 0  # the bin requests take from; the thread fills the other
@@ -60,6 +64,7 @@ class SparePool:
         self._umask = 0o022
         self._last_take = 0.0
         self._serving = 0  # requests in progress (see serving)
+        self._problem: str | None = None  # why the last spare could not be made
 
     def start(self) -> None:
         """Adopt the spares a previous daemon left and start topping the pool up."""
@@ -161,16 +166,33 @@ class SparePool:
                 try:
                     spare = self._make_one(self._bins[fill])
                 except OSError as exc:
-                    import logging  # only here: the guard hook imports this module too
-
-                    logging.getLogger("redline.daemon").warning(
-                        "cannot make spare files in %s (%s); files are created as usual",
-                        self.folder,
-                        exc,
-                    )
-                    return
+                    # A full disk, a removed folder: files are created as usual meanwhile,
+                    # and the pool is topped up again once making one works.
+                    self._report(exc)
+                    self._stopped.wait(self.retry)
+                    continue
+                if self._problem is not None:
+                    self._report(None)
                 with self._lock:
                     self._spares[fill].append(spare)
+
+    def _report(self, problem: OSError | None) -> None:
+        import logging  # only here: the guard hook imports this module too
+
+        log = logging.getLogger("redline.daemon")
+        said = None if problem is None else (problem.strerror or str(problem))  # not per file
+        if said == self._problem:
+            return
+        if problem is None:
+            log.info("spare files are made again in %s", self.folder)
+        else:
+            log.warning(
+                "cannot make spare files in %s (%s); files are created as usual, and "
+                "spares are made again once that works",
+                self.folder,
+                problem,
+            )
+        self._problem = said
 
     def _make_one(self, folder: Path) -> str:
         while True:
@@ -179,6 +201,9 @@ class SparePool:
             try:
                 os.close(os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             except FileExistsError:
+                continue
+            except FileNotFoundError:  # the folder was removed: made again
+                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
                 continue
             return spare
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pygit2
 
+from redline.engine.paths import shown_path
 from redline.gitops import history, notes
 from redline.gitops.errors import SessionError
 from redline.gitops.session import Session
@@ -43,12 +44,13 @@ class Conflict:
         }
 
     def describe(self) -> str:
+        path = shown_path(self.path)
         if self.start_line is None:
-            where = f"{self.path} (the whole file)"
+            where = f"{path} (the whole file)"
         elif self.start_line == self.end_line:
-            where = f"{self.path} line {self.start_line}"
+            where = f"{path} line {self.start_line}"
         else:
-            where = f"{self.path} lines {self.start_line}-{self.end_line}"
+            where = f"{path} lines {self.start_line}-{self.end_line}"
         by = ", ".join(f"edit {c['edit']} (commit {c['commit'][:12]})" for c in self.changed_by)
         return where + (f", changed since by {by}" if by else "")
 

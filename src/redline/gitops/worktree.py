@@ -16,6 +16,7 @@ from redline.engine.paths import checked_path
 from redline.fsops.atomic import (
     TEMP_SUFFIX,
     NotRegular,
+    fsync_dir,
     read_regular,
     remove_temporaries,
     replace_file,
@@ -97,8 +98,12 @@ def write_files(
 ) -> None:
     """Make the worktree hold ``files`` (None deletes), each replaced atomically.
 
-    Modes are what git's checkout gives: 0o666 or 0o777 less the umask.
+    Modes are what git's checkout gives: 0o666 or 0o777 less the umask. With
+    ``writer.durability.refs`` each file is fsynced before it replaces the old
+    one and its folder after (the journal is cleared only then: gitops.publish).
     """
+    durable = writer.durability.refs
+    folders: set[Path] = set()
     for path, entry in files.items():
         target = root / path
         if entry is None:
@@ -118,9 +123,14 @@ def write_files(
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
                 raise
+            folders.add(target.parent)
             continue
         mode = 0o777 if entry.mode == EXECUTABLE else 0o666
-        replace_file(target, blob.data, mode, open_new=writer.open_new)
+        replace_file(target, blob.data, mode, open_new=writer.open_new, durable=durable)
+        folders.add(target.parent)
+    if durable:
+        for folder in folders:
+            fsync_dir(folder)
 
 
 def remove_temp_files(root: Path, paths: Iterable[str]) -> None:

@@ -13,14 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from redline.fsops.atomic import create_new
+from redline.gitops.durability import NONE, Durability
 from redline.gitops.packs import StagedObjects
 from redline.gitops.spares import SparePool
 
 
-@dataclass(frozen=True)
+@dataclass
 class Writer:
     staged: StagedObjects | None = None  # attached to the repository's object database
     spares: SparePool | None = None
+    # which writes are fsynced (gitops.durability): the daemon follows core.fsync
+    durability: Durability = NONE
 
     def open_new(self, path: Path, mode: int = 0o644) -> int:
         """A new empty file opened for writing (``O_CREAT | O_EXCL``), from a spare if any."""
@@ -33,7 +36,7 @@ class Writer:
     def flush(self) -> None:
         """Write the staged objects: called before a ref or the journal may name them."""
         if self.staged is not None:
-            self.staged.flush(self.open_new)
+            self.staged.flush(self.open_new, durable=self.durability.objects)
 
 
 PLAIN = Writer()  # objects and files written as libgit2 and open() write them

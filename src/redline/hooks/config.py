@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from redline.engine.policy import (
     MATCH_TYPES,
     POLICY_FILE,
     POLICY_SECTIONS,
+    PYPROJECT,
     Policy,
     Rule,
     default_rules,
@@ -34,8 +35,7 @@ from redline.engine.policy import (
 if TYPE_CHECKING:
     import pygit2
 
-PYPROJECT = "pyproject.toml"
-_GUARD_KEYS = {"action", "protect"}
+_GUARD_KEYS = {"action", "protect", "files"}
 _RULE_KEYS = {"paths", "require", "min_confidence"}
 _VALIDATE_KEYS = {"paths"}
 # Sections of the same file that redline.tools.config reads: the guard leaves them alone.
@@ -90,17 +90,53 @@ def _not_toml(exc: tomllib.TOMLDecodeError, text: str, source: str) -> PolicyErr
     )
 
 
+Reader = Callable[[str], "bytes | None"]  # a file's bytes by path (None: no such file)
+
+
 def policy_from_tree(repo: pygit2.Repository, tree: pygit2.Tree | None) -> Policy:
     """The policy committed in ``tree`` (defaults when it has none)."""
     if tree is None:
         return Policy(rules=default_rules())
-    own = _blob_text(repo, tree, POLICY_FILE)
+    return policy_from_files(lambda path: _blob_data(repo, tree, path))
+
+
+def policy_from_files(read: Reader) -> Policy:
+    """The policy in the files ``read`` gives (defaults when there is none): a
+    ``.redline.toml``, else the ``[tool.redline]`` table of ``pyproject.toml``."""
+    own = read(POLICY_FILE)
     if own is not None:
-        return parse_policy(own, POLICY_FILE)
-    pyproject = _blob_text(repo, tree, PYPROJECT)
+        return parse_policy(_text(own), POLICY_FILE)
+    pyproject = read(PYPROJECT)
     if pyproject is not None:
-        return _from_pyproject(pyproject)
+        return _from_pyproject(_text(pyproject))
     return Policy(rules=default_rules())
+
+
+def settings_table(read: Reader) -> tuple[str, object] | None:
+    """Which file holds redline's settings and what it says, as parsed TOML (the whole
+    ``.redline.toml``, or ``[tool.redline]``): what an agent's change of the policy or the
+    permissions is compared by. ``(file, "not TOML: …")`` when it does not parse; None
+    when no file holds any."""
+    own = read(POLICY_FILE)
+    if own is not None:
+        try:
+            return POLICY_FILE, tomllib.loads(_text(own))
+        except tomllib.TOMLDecodeError as exc:
+            return POLICY_FILE, f"not TOML: {exc}"
+    pyproject = read(PYPROJECT)
+    if pyproject is None:
+        return None
+    try:
+        data = tomllib.loads(_text(pyproject))
+    except tomllib.TOMLDecodeError as exc:
+        return (PYPROJECT, f"not TOML: {exc}") if b"redline" in pyproject else None
+    tool = data.get("tool")
+    section = tool.get("redline") if isinstance(tool, dict) else None
+    return None if section is None else (PYPROJECT, section)
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
 
 
 def policy_in_directory(root: Path) -> Policy:
@@ -170,7 +206,7 @@ def parse_policy(text: str, source: str) -> Policy:
     return _policy(data, source)
 
 
-def _blob_text(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> str | None:
+def _blob_data(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> bytes | None:
     import pygit2
 
     try:
@@ -179,7 +215,7 @@ def _blob_text(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> str | N
         return None
     if not isinstance(obj, pygit2.Blob):
         return None
-    return obj.data.decode("utf-8", errors="replace")
+    return bytes(obj.data)
 
 
 def _policy(data: Any, source: str, extra: tuple[str, ...] = ()) -> Policy:
@@ -198,7 +234,9 @@ def _policy(data: Any, source: str, extra: tuple[str, ...] = ()) -> Policy:
     unknown = set(guard) - _GUARD_KEYS
     if unknown:
         raise PolicyError(
-            source, "guard." + sorted(unknown)[0], "unknown key; use action and [[guard.protect]]"
+            source,
+            "guard." + sorted(unknown)[0],
+            "unknown key; use action, files and [[guard.protect]]",
         )
     action = guard.get("action", "review")
     if action not in ACTIONS:
@@ -210,7 +248,8 @@ def _policy(data: Any, source: str, extra: tuple[str, ...] = ()) -> Policy:
         raise PolicyError(source, "guard.protect", "must be an array of tables ([[guard.protect]])")
     rules = [_rule(raw, f"guard.protect[{i}]", source) for i, raw in enumerate(raw_rules, start=1)]
     validate = _validate(data.get("validate", []), source)
-    return Policy(action, (*default_rules(extra), *rules), source, validate)
+    files = tuple(_paths(guard["files"], "guard.files", source)) if "files" in guard else ()
+    return Policy(action, (*default_rules(extra, files), *rules), source, validate)
 
 
 def _validate(raw: Any, source: str) -> tuple[str, ...]:

@@ -56,23 +56,33 @@ def head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
     return None if repo.head_is_unborn else repo.head.peel(pygit2.Commit).tree
 
 
-def judging_policy(repo: pygit2.Repository, change: stages.Change) -> Policy:
-    """What a change is judged by: HEAD's policy, the policy it starts from and the one
-    it brings, joined — a change can add rules but not take one away, so an agent's
-    unapproved edit of the policy cannot weaken the judgement of the change that
-    carries it. A side whose policy is broken is left out (otherwise "fix the file
+def judging_policy(
+    repo: pygit2.Repository, change: stages.Change, ledger: Ledger | None = None
+) -> Policy:
+    """What a change is judged by: HEAD's policy, the policy it starts from, the one it
+    brings and those of the commits it is measured against (a range's BASE), joined — a
+    change can add rules but not take one away, so an agent's unapproved edit of the
+    policy cannot weaken the judgement of the change that carries it. With ``ledger``,
+    the policy before each unapproved agent edit of the policy files still in effect
+    there is joined too (hooks.mainline): a weakening that reached a branch unapproved
+    judges nothing. A side whose policy is broken is left out (otherwise "fix the file
     and retry" could never get past the hook)."""
     from redline.hooks.config import stricter_policy
+    from redline.hooks.mainline import guarded_policy
 
     label = change.label if change.label.startswith("the ") else f"the {change.label}"
-    return stricter_policy(
-        repo,
-        [
-            (head_tree(repo), "in HEAD"),
-            (change.parent, f"before {label}"),
-            (change.new, f"in {label}"),
-        ],
-    )
+    sides: list[tuple[pygit2.Tree | None, str]] = [
+        (head_tree(repo), "in HEAD"),
+        (change.parent, f"before {label}"),
+        (change.new, f"in {label}"),
+    ]
+    for oid in change.hide:
+        against = repo.get(oid)
+        if isinstance(against, pygit2.Commit):
+            sides.append((against.tree, f"in {str(oid)[:12]}, which {label} is measured against"))
+    if ledger is None:
+        return stricter_policy(repo, sides)
+    return guarded_policy(repo, ledger, sides)
 
 
 def judge(repo: pygit2.Repository, ledger: Ledger, changes: Iterable[stages.Change]) -> Findings:
@@ -80,7 +90,7 @@ def judge(repo: pygit2.Repository, ledger: Ledger, changes: Iterable[stages.Chan
     found = Findings()
     follower = Follower(repo)
     for change in changes:
-        policy = judging_policy(repo, change)
+        policy = judging_policy(repo, change, ledger)
         brought = list(stages.brought(repo, change))
         found.blocked += blocked(repo, ledger, policy, change.parent, change.new, brought, follower)
         found.unreadable += unreadable_notes(repo, ledger, change.parent, change.new)

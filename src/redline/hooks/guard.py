@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
+from redline.engine.confidence import shown_confidence
 from redline.engine.follow import Span
 from redline.engine.follow import describe as describe_spans
 from redline.engine.policy import Policy
@@ -159,6 +160,21 @@ def blocked(
                 )
             )
     return sorted(found, key=lambda b: (b.path, b.lines, b.edit))
+
+
+def in_effect(
+    repo: pygit2.Repository,
+    commit: pygit2.Commit,
+    path: str,
+    sides: Iterable[pygit2.Tree | pygit2.Index],
+    follower: Follower | None = None,
+) -> bool:
+    """Whether the change ``commit`` made to ``path`` is still there in one of ``sides``
+    (trees, an index): one of them does not undo it, as gitops.follow decides for every
+    gate. The change is taken as it was made at ``path`` (removing the file included)."""
+    follower = follower or Follower(repo)
+    edit = follower.edit(commit, path, moved=False)
+    return any(follower.holds(edit, side) is not None for side in sides)
 
 
 def lines_of(spans: Iterable[Span]) -> tuple[tuple[int, int], ...]:
@@ -305,6 +321,8 @@ def describe_unreadable(unreadable: list[Unreadable], lead: str) -> str:
 
 
 def _describe_blocked(found: list[Blocked], again: str) -> str:
+    from redline.engine.paths import safe_text, shown_path  # only to refuse: hooks start light
+
     count = len({b.edit for b in found})  # one edit may be named at two places
     lines = [
         f"redline guard: refused — {count} flagged edit"
@@ -314,15 +332,15 @@ def _describe_blocked(found: list[Blocked], again: str) -> str:
     for b in found:
         where = where_now(b.lines) if b.lines else "(deleted)"
         if b.edited_as is not None:
-            where += f" (edited as {b.edited_as})"
+            where += f" (edited as {shown_path(b.edited_as)})"
         how = (
-            f"{b.match_type} {b.confidence:g}"
+            f"{b.match_type} {shown_confidence(b.confidence)}"
             if b.match_type is not None and b.confidence is not None
             else (b.op or "change")
         )
         lines.append(
-            f"  edit {b.edit} (commit {b.commit[:12]}): {b.path} {where}, {how} — "
-            f"rule {b.rule}: {b.reason}"
+            f"  edit {b.edit} (commit {b.commit[:12]}): {shown_path(b.path)} {where}, {how} — "
+            + safe_text(f"rule {b.rule}: {b.reason}", keep="")
         )
     edits = " ".join(dict.fromkeys(b.edit for b in found))
     then = f" and {again} again" if again else ""

@@ -31,7 +31,7 @@ class _Remembered(Permissions):
 
 class Approvals:
     def __init__(self, rules: Permissions) -> None:
-        self._rules = _Remembered(rules.rules, rules.root)
+        self._rules = _Remembered(rules.rules, rules.root, rules.user)
 
     def decide(
         self, request: Mapping[str, Any], root: Path | None = None

@@ -19,6 +19,7 @@ call rejected, with what to configure.
 from __future__ import annotations
 
 import secrets
+import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,13 +29,13 @@ import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from redline import __version__
 from redline.engine.result import Result
 from redline.mcp.approvals import Approvals
 from redline.mcp.backend import Backend
+from redline.mcp.stdio import stdio_transport
 from redline.mcp.text import is_error, summary
 from redline.tools.definitions import DEFINITIONS, ToolDefinition
 from redline.tools.permissions import Decision, rejected_result
@@ -116,14 +117,28 @@ def build(served: Served) -> Server[Any]:
     )
 
 
-async def serve(served: Served) -> None:
-    """Serve on stdin/stdout until the client closes them."""
+async def serve(served: Served) -> int | None:
+    """Serve on stdin/stdout until the client closes them (or goes away), or a signal
+    stops the server: then the signal's number (SIGINT, SIGTERM), else None."""
     server = build(served)
+    stopped_by: list[int] = []
+
+    async def stop_on_signal(scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                stopped_by.append(int(signum))
+                scope.cancel()
+                return
+
     try:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        async with anyio.create_task_group() as group:
+            group.start_soon(stop_on_signal, group.cancel_scope)
+            async with stdio_transport() as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+            group.cancel_scope.cancel()
     finally:
         served.backend.close()
+    return stopped_by[0] if stopped_by else None
 
 
 # --- a call --------------------------------------------------------------------------

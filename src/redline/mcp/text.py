@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from redline.engine.confidence import shown_confidence
+
 SUCCESS = frozenset(["applied", "no_change", "read"])  # every other status is a tool error
 
 
@@ -74,7 +76,10 @@ def _how(result: Mapping[str, Any]) -> str:
 
 
 def _number(value: Any) -> str:
-    return f"{value:.2f}" if isinstance(value, int | float) else str(value)
+    """Two decimals, rounded down: a match below 1 never reads as 1.00."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{float(shown_confidence(value, 2)):.2f}"
 
 
 def _read(result: Mapping[str, Any]) -> str:

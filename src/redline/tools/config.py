@@ -1,14 +1,21 @@
 """The tool settings: ``[permission]``, ``[compat]`` and ``[agent]``, from the repository
 and the user.
 
-Read from two files, the repository's winning key by key:
+Read from two files:
 
 - the user's ``config.toml`` in the platform's config folder
   (``platformdirs.user_config_dir("redline")``: ``~/.config/redline`` on Linux,
   ``$XDG_CONFIG_HOME/redline`` when that is set);
-- the repository's ``.redline.toml`` in its working directory, or the
-  ``[tool.redline]`` table of its ``pyproject.toml`` when there is no
-  ``.redline.toml`` (as the guard reads its policy).
+- the repository's ``.redline.toml``, or the ``[tool.redline]`` table of its
+  ``pyproject.toml`` when there is no ``.redline.toml`` (as the guard reads its
+  policy): in embedded mode the files in the folder; in git mode the files as
+  the session's main line has them committed (:class:`Committed`, read by the
+  caller), never the session's worktree, where the agent works.
+
+Permissions are decided per file and the stricter decision stands: the
+repository can add restrictions, never lift the user's (tools.permissions).
+One permission only the user's file can give: ``policy_files = "allow"``, an
+agent's leave to change those settings files in embedded mode.
 
 The shape (the README's "Tool surfaces and permissions" section says more)::
 
@@ -31,9 +38,8 @@ The shape (the README's "Tool surfaces and permissions" section says more)::
     "**" = "allow"
     "migrations/**" = "deny"
 
-"Key by key": a compat setting (``enabled`` of one scope) and a permission
-tool key (its whole value, so a table's order stays one file's order) from
-the repository replace the user's. ``[guard]`` and ``[[validate]]`` are the
+"Key by key": a compat setting (``enabled`` of one scope) from the repository
+replaces the user's. ``[guard]`` and ``[[validate]]`` are the
 guard's (:mod:`redline.hooks.config`) and are not read here.
 
 Validated by hand, like the guard's policy: ``redline apply`` reads this before
@@ -92,6 +98,15 @@ class Override:
 
 
 @dataclass(frozen=True)
+class Committed:
+    """The repository's settings files as a commit holds them (None: not there), and where
+    that is, for messages (``"on main"``)."""
+
+    files: Mapping[str, bytes | None]
+    where: str
+
+
+@dataclass(frozen=True)
 class Config:
     permissions: Permissions = field(default_factory=Permissions)
     # (scope, name, setting) -> Override; name is "" for scope "all".
@@ -100,6 +115,9 @@ class Config:
     # [agent]: the model (and its provider) a tool server serves when not told
     model: str | None = None
     provider: str | None = None
+    # The user's leave for an agent to change redline's settings files (.redline.toml,
+    # [tool.redline]) in embedded mode: ``[permission] policy_files = "allow"``.
+    policy_files: bool = False
 
     def apply_patch_setting(
         self, setting: Setting, model: str | None, provider: str | None
@@ -139,30 +157,59 @@ def repository_root(start: Path) -> Path:
     return here
 
 
-def load_config(root: Path) -> Config:
-    """The settings for the repository (or plain folder) whose working directory is ``root``.
+def load_config(root: Path, committed: Committed | None = None) -> Config:
+    """The settings for the repository (or plain folder) whose working directory is ``root``;
+    the repository's file as ``committed`` holds it when given (git mode), else as ``root``
+    has it.
 
     ConfigError, naming the file and the key, when either file is unusable.
     """
-    permissions: dict[str, tuple[PathRule, ...]] = {}
+    layers: list[dict[str, tuple[PathRule, ...]]] = []
     compat: dict[tuple[Scope, str, Setting], Override] = {}
     sources: list[str] = []
     agent: dict[str, str] = {}
-    for data, source in (_user_file(), _repository_file(root)):
+    policy_files = False
+    repository = _repository_file(root) if committed is None else _committed_file(committed)
+    for (data, source), own in ((_user_file(), True), (repository, False)):
         if data is None:
+            layers.append({})
             continue
         sources.append(source)
-        rules, settings = _parse(data, source)
-        permissions.update(rules)
+        rules, settings = _parse(data, source, user=own)
+        if own:
+            policy_files = _policy_files(data.get("permission"), source)
+        layers.append(rules)
         compat.update(settings)
         agent.update(_agent(data.get("agent", {}), source))
+    user, repository_rules = layers
     return Config(
-        Permissions(permissions, str(root)),
+        Permissions(repository_rules, str(root), user),
         compat,
         tuple(sources),
         agent.get("model"),
         agent.get("provider"),
+        policy_files,
     )
+
+
+def user_allows_policy_files() -> bool:
+    """Whether the user's own config file lets an agent change redline's settings files in
+    embedded mode (``[permission] policy_files = "allow"``); False when it cannot be read
+    (what is wrong with it is reported by the permission check)."""
+    data, source = _user_file_quietly()
+    if data is None:
+        return False
+    try:
+        return _policy_files(data.get("permission"), source)
+    except ConfigError:
+        return False
+
+
+def _user_file_quietly() -> tuple[dict[str, Any] | None, str]:
+    try:
+        return _user_file()
+    except ConfigError:
+        return None, ""
 
 
 def parse_config(text: str, source: str) -> Config:
@@ -185,6 +232,24 @@ def _repository_file(root: Path) -> tuple[dict[str, Any] | None, str]:
     source = f"{pyproject} [tool.redline]"
     whole = _read(pyproject, str(pyproject), mentioning="redline")
     tool = whole.get("tool") if whole is not None else None
+    section = tool.get("redline") if isinstance(tool, dict) else None
+    if section is not None and not isinstance(section, dict):
+        raise ConfigError(source, "tool.redline", "must be a table")
+    return section, source
+
+
+def _committed_file(committed: Committed) -> tuple[dict[str, Any] | None, str]:
+    """The repository's settings as a commit holds them (see ``_repository_file``)."""
+    own = committed.files.get(POLICY_FILE)
+    if own is not None:
+        source = f"{POLICY_FILE} {committed.where}"
+        return _toml(own.decode("utf-8", errors="replace"), source), source
+    source = f"{PYPROJECT} [tool.redline] {committed.where}"
+    pyproject = committed.files.get(PYPROJECT)
+    if pyproject is None or b"redline" not in pyproject:
+        return None, source
+    whole = _toml(pyproject.decode("utf-8", errors="replace"), source)
+    tool = whole.get("tool")
     section = tool.get("redline") if isinstance(tool, dict) else None
     if section is not None and not isinstance(section, dict):
         raise ConfigError(source, "tool.redline", "must be a table")
@@ -214,7 +279,7 @@ def _toml(text: str, source: str) -> dict[str, Any]:
 
 
 def _parse(
-    data: dict[str, Any], source: str
+    data: dict[str, Any], source: str, user: bool = False
 ) -> tuple[dict[str, tuple[PathRule, ...]], dict[tuple[Scope, str, Setting], Override]]:
     unknown = sorted(set(data) - _SECTIONS)
     if unknown:
@@ -225,7 +290,8 @@ def _parse(
             "[[validate]])",
         )
     _agent(data.get("agent", {}), source)
-    return _permissions(data.get("permission", {}), source), _compat(data.get("compat", {}), source)
+    rules = _permissions(data.get("permission", {}), source, user)
+    return rules, _compat(data.get("compat", {}), source)
 
 
 def _agent(table: Any, source: str) -> dict[str, str]:
@@ -243,12 +309,41 @@ def _agent(table: Any, source: str) -> dict[str, str]:
 # --- [permission] -------------------------------------------------------------------------
 
 
-def _permissions(table: Any, source: str) -> dict[str, tuple[PathRule, ...]]:
+POLICY_FILES_KEY = "policy_files"
+
+
+def _policy_files(table: Any, source: str) -> bool:
+    """The user's ``[permission] policy_files``: "allow" lets an agent change redline's
+    settings files in embedded mode; "deny" (the default) does not."""
+    if not isinstance(table, dict) or POLICY_FILES_KEY not in table:
+        return False
+    value = table[POLICY_FILES_KEY]
+    if value not in ("allow", "deny"):
+        raise ConfigError(
+            source,
+            f"permission.{POLICY_FILES_KEY}",
+            f'must be "allow" or "deny" (got {value!r}); "allow" lets an agent change '
+            ".redline.toml and [tool.redline] in embedded mode",
+        )
+    return bool(value == "allow")
+
+
+def _permissions(table: Any, source: str, user: bool = False) -> dict[str, tuple[PathRule, ...]]:
     if not isinstance(table, dict):
         raise ConfigError(source, "permission", "must be a table of tool = action")
     rules: dict[str, tuple[PathRule, ...]] = {}
     written: dict[str, str] = {}
     for key, value in table.items():
+        if key == POLICY_FILES_KEY:
+            if not user:
+                raise ConfigError(
+                    source,
+                    f"permission.{POLICY_FILES_KEY}",
+                    "only your own config file can let an agent change redline's settings "
+                    f"files ({user_config_file()}); a repository's file cannot give that "
+                    "leave — remove the key from it",
+                )
+            continue
         tool = ALIASES.get(key, key)
         if tool not in TOOL_KEYS:
             raise ConfigError(

@@ -16,23 +16,27 @@ from pathlib import Path
 from typing import Any
 
 from redline.engine.errors import RedlineError
-from redline.tools.config import load_config
+from redline.tools.config import Committed, load_config
 from redline.tools.permissions import rejected_result, request_decision
 
 Gate = Callable[[Any], dict[str, Any] | None]
 
 
-def permission_gate(root: Path, paths_root: Path | None = None) -> Gate:
+def permission_gate(
+    root: Path, paths_root: Path | None = None, committed: Callable[[], Committed] | None = None
+) -> Gate:
     """The check for requests to the folder or repository ``root`` (its settings are read
     now), whose paths are relative to ``paths_root`` (default ``root``; a session's
-    worktree in git mode, where an absolute path names a file of the worktree)."""
+    worktree in git mode, where an absolute path names a file of the worktree).
+    ``committed`` reads the repository's settings files as the main line has them (git
+    mode), instead of from ``root``."""
     try:
-        permissions = load_config(root).permissions
+        permissions = load_config(root, committed() if committed is not None else None).permissions
     except RedlineError as exc:
         return _unreadable(str(exc))
     if paths_root is not None:
         permissions = replace(permissions, root=str(paths_root))
-    if not permissions.rules:
+    if not permissions.rules and not permissions.user:
         return lambda obj: None
 
     def gate(obj: Any) -> dict[str, Any] | None:

@@ -2,7 +2,10 @@
 
 Rules are read by :mod:`redline.tools.config`; this module only decides. A
 tool's rules are, in order, those of ``*`` and then its own, and the last rule
-whose glob matches the path decides (no rule at all: allow). ``edit`` and
+whose glob matches the path decides (no rule at all: allow). The user's own
+rules and the repository's are two sets decided apart, and the stricter
+decision stands (deny beats ask beats allow): a repository's file can add a
+restriction, never lift one of the user's. ``edit`` and
 ``apply_patch`` are one family: a tool of the two without rules of its own takes
 its sibling's — ``deny`` included — so ``apply_patch = "deny"`` keeps a model
 from making the same change through ``edit``, unless ``edit`` has rules of its
@@ -78,6 +81,9 @@ class Permissions:
 
     rules: Mapping[str, tuple[PathRule, ...]] = field(default_factory=dict)
     root: str | None = None
+    # The user's own rules: decided apart from ``rules`` (the repository's), the
+    # stricter decision standing, so that no repository file lifts the user's.
+    user: Mapping[str, tuple[PathRule, ...]] = field(default_factory=dict)
 
     def decide(self, tool: str, path: str) -> Decision:
         """The action for ``tool`` (edit|apply_patch|write|delete) at ``path``."""
@@ -92,11 +98,16 @@ class Permissions:
         return decision
 
     def _decide(self, tool: str, relative: str) -> Decision:
-        decision = ALLOWED
-        for rule in self.chain(tool):
-            if rule.matches(relative):
-                decision = rule.decision
-        return decision
+        """The user's decision and the repository's, the stricter; on a tie, one a rule made
+        (the user's when both have one)."""
+        decisions = []
+        for rules in (self.user, self.rules):
+            decision = ALLOWED
+            for rule in _chain(rules, tool):
+                if rule.matches(relative):
+                    decision = rule.decision
+            decisions.append(decision)
+        return max(decisions, key=lambda d: (_SEVERITY[d.action], d.rule != DEFAULT_RULE))
 
     def resolved(self, relative: str) -> str | None:
         """Where ``relative`` leads under the root through symbolic links (as the file system
@@ -112,19 +123,21 @@ class Permissions:
         tool = ALIASES.get(tool, tool)
         if tool == "read":
             return True
-        chain = self.chain(tool)
-        last = max((i for i, rule in enumerate(chain) if rule.covers_everything), default=None)
-        if last is None:
-            return True  # some path falls through to the default, allow
-        return any(rule.action != "deny" for rule in chain[last:])
+        return _available(_chain(self.user, tool)) and _available(_chain(self.rules, tool))
 
     def chain(self, tool: str) -> tuple[PathRule, ...]:
-        """The rules that apply to ``tool``, in the order they are read (the last match wins)."""
-        tool = ALIASES.get(tool, tool)
-        own = self.rules.get(tool)
-        if own is None and tool in _SIBLING:
-            own = self.rules.get(_SIBLING[tool])
-        return (*self.rules.get("*", ()), *(own or ()))
+        """The repository's rules that apply to ``tool``, in the order they are read (the
+        last match wins); the user's are :meth:`user_chain`."""
+        return _chain(self.rules, tool)
+
+    def user_chain(self, tool: str) -> tuple[PathRule, ...]:
+        return _chain(self.user, tool)
+
+    @property
+    def every_rule(self) -> list[PathRule]:
+        """The user's rules, then the repository's, as read."""
+        return [rule for rules in (self.user, self.rules) for chain in rules.values()
+                for rule in chain]  # fmt: skip
 
     def relative(self, path: str) -> str:
         """``path`` as the rules see it: relative to the root, without ``.`` or ``//``."""
@@ -132,6 +145,22 @@ class Permissions:
             path = _inside(path, self.root) or path
         parts = [part for part in path.split("/") if part and part != "."]
         return "/".join(parts) if parts else path
+
+
+def _chain(rules: Mapping[str, tuple[PathRule, ...]], tool: str) -> tuple[PathRule, ...]:
+    """``"*"``'s rules and then the tool's own (its sibling's when it has none)."""
+    tool = ALIASES.get(tool, tool)
+    own = rules.get(tool)
+    if own is None and tool in _SIBLING:
+        own = rules.get(_SIBLING[tool])
+    return (*rules.get("*", ()), *(own or ()))
+
+
+def _available(chain: tuple[PathRule, ...]) -> bool:
+    last = max((i for i, rule in enumerate(chain) if rule.covers_everything), default=None)
+    if last is None:
+        return True  # some path falls through to the default, allow
+    return any(rule.action != "deny" for rule in chain[last:])
 
 
 def _inside(path: str, root: str) -> str | None:

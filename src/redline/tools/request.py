@@ -9,6 +9,7 @@ each error's wording, is the wire format's own.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from redline.engine.edit import DEFAULT_THRESHOLD, EditItem, EditRequest
@@ -43,6 +44,80 @@ class _Unusual(Exception):
     """The request is not in a common shape: the wire format reads it."""
 
 
+def bad_text(obj: Any) -> tuple[str, str] | None:
+    """The first field of request ``obj`` holding what no text holds, and the error saying
+    so: a NUL character, or a lone surrogate (JSON's ``"\\ud800"``, or a byte that is not
+    UTF-8 kept as a surrogate escape). The path is the path policy's to judge."""
+    if type(obj) is not dict:
+        return None
+    for key, value in obj.items():
+        if key != "path":
+            found = _bad_in(value, str(key))
+            if found is not None:
+                return found
+    return None
+
+
+def _bad_in(value: Any, field: str) -> tuple[str, str] | None:
+    if type(value) is str:
+        if value.isascii() and "\x00" not in value:
+            return None
+        match = _first(value, headers=field == "patch")
+        return None if match is None else (field, _not_text(value, field, match))
+    if type(value) is list:
+        for index, item in enumerate(value):
+            found = _bad_in(item, f"{field}[{index}]")
+            if found is not None:
+                return found
+    elif type(value) is dict:
+        for key, item in value.items():
+            found = _bad_in(item, f"{field}.{key}")
+            if found is not None:
+                return found
+    return None
+
+
+_NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
+_PATCH_HEADER = re.compile(r"\*\*\* (Add File|Update File|Delete File|Move to):")
+
+
+def _first(value: str, headers: bool) -> re.Match[str] | None:
+    """The first character no text holds; in a patch (``headers``), not on a line that
+    names a path: the path policy judges those, in its own words."""
+    at = 0
+    while found := _NOT_TEXT.search(value, at):
+        start = value.rfind("\n", 0, found.start()) + 1
+        if not (headers and _PATCH_HEADER.match(value, start)):
+            return found
+        end = value.find("\n", found.start())
+        if end < 0:
+            return None
+        at = end
+    return None
+
+
+def _not_text(value: str, field: str, found: re.Match[str]) -> str:
+    at = found.start()
+    line = value.count("\n", 0, at) + 1
+    column = at - (value.rfind("\n", 0, at) + 1) + 1
+    where = f"at line {line}, column {column}"
+    code = ord(found.group())
+    if code == 0:
+        return (
+            f"{field!r} holds a NUL character (U+0000) {where}; redline edits text, and text "
+            f"holds none (a file with NUL bytes is binary): send {field} without it"
+        )
+    also = ""
+    if code >= 0xDC80:  # how a byte that is not UTF-8 arrives (a surrogate escape)
+        also = f", or the byte 0x{code - 0xDC00:02X}, which is not valid UTF-8"
+    return (
+        f"{field!r} holds a lone surrogate (U+{code:04X}{also}) {where}, which is not "
+        f"text: send {field} as UTF-8 text"
+    )
+
+
 def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Request, object]:
     """As :func:`redline.tools.schema.parse_request`, which it calls for anything unusual."""
     try:
@@ -54,7 +129,7 @@ def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Req
 
 
 def _common(obj: Any, default_threshold: float | None) -> tuple[Request, object]:
-    if type(obj) is not dict:
+    if type(obj) is not dict or bad_text(obj) is not None:
         raise _Unusual
     tool = obj.get("tool")
     if tool == "apply_patch" and obj.keys() <= _PATCH_FIELDS:

@@ -22,10 +22,11 @@ from pydantic import (
 from redline.engine.edit import DEFAULT_THRESHOLD, EditItem, EditRequest
 from redline.engine.errors import RequestError
 from redline.engine.patch import PatchRequest
-from redline.engine.paths import check_characters
+from redline.engine.paths import check_characters, has_control_character
 from redline.engine.read import DEFAULT_LIMIT, ReadRequest
 from redline.engine.result import Result
 from redline.engine.write import DeleteRequest, WriteRequest
+from redline.tools.request import bad_text
 
 if TYPE_CHECKING:
     from redline.engine.requests import Request
@@ -146,6 +147,9 @@ def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Req
     """Validate a decoded JSON request; return the engine request and its turn."""
     if not isinstance(obj, dict):
         raise RequestError(f"a request must be a JSON object, like {REQUEST_EXAMPLE}")
+    not_text = bad_text(obj)
+    if not_text is not None:
+        raise RequestError(not_text[1], not_text[0])
     tool = obj.get("tool")
     if tool == "apply_patch":
         _check_downgraded_patch(obj)
@@ -205,9 +209,10 @@ def _check_downgraded_patch(obj: dict[str, Any]) -> None:
 
 def _check_path_characters(obj: dict[str, Any]) -> None:
     path = obj.get("path")
-    if isinstance(path, str) and "\x00" not in path:
+    if isinstance(path, str) and not has_control_character(path):
         # Empty, or a lone surrogate: refused in the path policy's words rather than
-        # the wire format's. (A NUL byte passes here, and the policy refuses it later.)
+        # the wire format's. (A NUL byte or another control character passes here, and
+        # the policy refuses it later, as the fast path does.)
         check_characters(path)
 
 

@@ -63,6 +63,7 @@ from redline.gitops import notes
 from redline.gitops.trees import FILE, Entry, with_entries
 from redline.hooks.config import parse_policy
 
+SRC = Path(__file__).resolve().parents[1] / "src"
 TARGET_MS = 300.0
 DIRS = 20
 FILES_PER_DIR = 25  # 500 files
@@ -277,6 +278,7 @@ def build(root: Path, packed: bool) -> tuple[Fixture, Runner]:
         old = lines[at]
         new = [f"    edited_{i:05d} = compute({i}, 'bench')", f"    log_{i:05d}('edit {i}')"]
         lines[at:at] = new
+        before = tree[path].id
         blob = repo.create_blob(text_of(lines))
         tree_id = with_entries(repo, tree, {path: Entry(blob, FILE)})
         written = repo[tree_id]
@@ -295,8 +297,8 @@ def build(root: Path, packed: bool) -> tuple[Fixture, Runner]:
             "op": "edit",
             "match_type": match_type,
             "confidence": confidence,
-            "start_line": at + 1,
-            "end_line": at + 2,
+            "start_line": at + 1,  # the line matched (and kept after the two inserted)
+            "end_line": at + 1,
             "matched_sha256": notes.sha256(old),
             "matched_preview": notes.preview(old),
         }
@@ -326,6 +328,7 @@ def build(root: Path, packed: bool) -> tuple[Fixture, Runner]:
                 else {"verdict": "pass", "source": ".redline.toml"}
             ),
             "approvals": [],
+            "files": [{"path": path, "before": str(before), "after": str(blob)}],
         }
         if match_type != "exact":
             note["tolerances"] = [match_type]
@@ -666,6 +669,7 @@ def main() -> int:
 def run(root: Path, args: argparse.Namespace) -> int:
     started = time.perf_counter()
     fixture, runner = build(root, packed=not args.loose)
+    runner.env["PYTHONPATH"] = str(SRC)  # this checkout's redline, whatever is installed
     f = fixture
     print(
         f"fixture: {len(f.files)} files in {DIRS} dirs; {NOTES:,} commits on redline/bench with "

@@ -93,9 +93,13 @@ def test_a_rewrite_carries_the_flag_and_its_note_records_it(repo: Path) -> None:
         "source": ".redline.toml",
         "violations": [carried(first_id, first_commit)],
     }
-    # ...and a rewrite of the rewrite carries the second edit's flag in turn
+    # ...and a rewrite of the rewrite carries the second edit's flag in turn, and the
+    # first's still: its places hold neither its text nor the text from before it
     third = edit(applier, "    email TEXT UNIQUE NOT NULL,\n", "    email TEXT NOT NULL,\n")
-    assert third["flags"] == [carried(second_id, second_commit)]
+    assert third["flags"] == [
+        carried(first_id, first_commit),
+        carried(second_id, second_commit),
+    ]
 
 
 def test_edits_beside_the_flagged_lines_carry_nothing(repo: Path) -> None:
@@ -184,3 +188,63 @@ def test_the_agents_own_rewrite_is_committed_flagged(repo: Path) -> None:
     ]
     assert note_of(repo, agent["commit"])["policy"]["verdict"] == "pass"
     assert git(repo, "show", f"{external['commit']}:{MIGRATION}").count("NOT NULL") == 3
+
+
+def copied(edit_id: str, commit: str, path: str, source: str = MIGRATION) -> dict[str, str]:
+    return {
+        "rule": "carried flag",
+        "path": path,
+        "reason": (
+            f"moves or copies lines of {source} written by edit {edit_id} (commit "
+            f"{commit[:12]}), which is flagged and not yet approved; approving either edit "
+            "clears this one"
+        ),
+        "edit": edit_id,
+        "commit": commit,
+    }
+
+
+def test_a_move_with_a_context_only_hunk_carries_the_flag(repo: Path) -> None:
+    applier = applier_for(repo)
+    first_id, first_commit = ids(edit(applier, FUZZY_OLD, FUZZY_NEW))
+    moved = apply(
+        applier,
+        {
+            "tool": "apply_patch",
+            "patch": (
+                f"*** Begin Patch\n*** Update File: {MIGRATION}\n"
+                "*** Move to: archive/users.sql\n@@\n CREATE TABLE users (\n*** End Patch\n"
+            ),
+        },
+    )
+    # out of the protected folder, unchanged: the lines it took along keep their flag
+    assert moved["flags"] == [copied(first_id, first_commit, "archive/users.sql")]
+
+
+def test_a_write_that_copies_a_flagged_file_carries_the_flag(repo: Path) -> None:
+    applier = applier_for(repo)
+    first_id, first_commit = ids(edit(applier, FUZZY_OLD, FUZZY_NEW))
+    text = (Path(applier.session.worktree) / MIGRATION).read_text()
+    copy = apply(applier, {"tool": "write", "path": "docs/users.sql", "content": text})
+    assert copy["flags"] == [copied(first_id, first_commit, "docs/users.sql")]
+    # a write of other content, or of the text from before the edit, carries nothing
+    other = apply(applier, {"tool": "write", "path": "docs/other.sql", "content": "SELECT 1;\n"})
+    assert other["flags"] == []
+    before = apply(applier, {"tool": "write", "path": "docs/old.sql", "content": TEXT})
+    assert before["flags"] == []
+
+
+def test_the_agents_own_copy_carries_the_flag(repo: Path) -> None:
+    applier = applier_for(repo)
+    first_id, first_commit = ids(edit(applier, FUZZY_OLD, FUZZY_NEW))
+    worktree = Path(applier.session.worktree)
+    (worktree / "users.sql").write_text((worktree / MIGRATION).read_text())
+    (worktree / MIGRATION).unlink()
+    outcome = apply(
+        applier, {"tool": "write", "path": "NOTES.md", "content": "moved the users table\n"}
+    )
+    external = outcome["commits"][0]
+    assert external["source"] == "external"
+    assert note_of(repo, external["commit"])["policy"]["violations"] == [
+        copied(first_id, first_commit, "users.sql")
+    ]

@@ -354,5 +354,6 @@ def test_the_guard_refuses_a_push_carrying_a_flagged_write(tmp_path: Path) -> No
     )
     assert proc.returncode == 1, proc.stderr
     assert f"edit {commit['edit']}" in proc.stderr
-    assert ".redline.toml whole file, overwrite" in proc.stderr
+    # where the overwrite's changes are in the pushed file: a line gone at the top, line 2
+    assert ".redline.toml lines deleted at the top, line 2, overwrite" in proc.stderr
     assert "redline approve" in proc.stderr

@@ -72,14 +72,15 @@ def review(repo: Path) -> list[dict[str, object]]:
     return items
 
 
-def assert_names_the_edit(message: str, f: Flagged, *copies: str) -> None:
-    """The refusal names commit, path, lines, match_type, confidence and rule, and the fix.
+def assert_names_the_edit(message: str, f: Flagged, *copies: str, lines: str = "lines 4-5") -> None:
+    """The refusal names commit, path, lines (where the edit's lines are in what is
+    committed or pushed), match_type, confidence and rule, and the fix.
 
     ``copies``: other commits carrying the same edit (rebased, with the note copied);
     naming any one of them is right.
     """
     assert any(f"edit {f.edit} (commit {c[:12]})" in message for c in (f.commit, *copies))
-    assert f"{MIGRATION} lines 2-4" in message
+    assert f"{MIGRATION} {lines}, fuzzy" in message
     assert f"fuzzy {shown_confidence(f.confidence)}" in message
     assert f"rule {MIGRATION_RULE}: match_type fuzzy is not one of: exact" in message
     assert f"`redline approve {f.edit}`" in message
@@ -182,7 +183,9 @@ def test_further_manual_changes_do_not_slip_it_through(flagged: Flagged) -> None
     text = text.replace("    name TEXT NOT NULL,", "    full_name TEXT NOT NULL,")
     path.write_text(text + "CREATE INDEX users_email ON users (email);\n")
     git(flagged.repo, "add", MIGRATION)
-    assert_names_the_edit(refusal(run_git(flagged.repo, "commit", "-m", "mine")), flagged)
+    # the renamed column touches the edit's lines: one place, lines 3-5 now
+    message = refusal(run_git(flagged.repo, "commit", "-m", "mine"))
+    assert_names_the_edit(message, flagged, lines="lines 3-5")
     # with the file committed alongside other files, and with `git commit -a`
     (flagged.repo / "CHANGES.md").write_text("users table\n")
     git(flagged.repo, "add", "CHANGES.md")
@@ -766,7 +769,7 @@ def test_a_fuzzy_edit_to_the_policy_file_itself_is_flagged(tmp_path: Path) -> No
     assert 'paths = ["migrations/**", "db/**"]\nrequire = "exact"\n' in shown
     git(repo, "merge", "--squash", f.branch)
     message = refusal(run_git(repo, "commit", "-m", "policy"))
-    assert f"edit {f.edit} (commit {f.commit[:12]}): .redline.toml lines 4-6" in message
+    assert f"edit {f.edit} (commit {f.commit[:12]}): .redline.toml line 5, fuzzy" in message
     assert f"rule {DEFAULT_RULE}" in message
 
 

@@ -133,11 +133,13 @@ def test_the_range_verdict_table(
     if named == "blocked":
         [item] = data["blocked"]
         assert (item["path"], item["match_type"]) == (MIGRATION, "fuzzy")
+        # the lines matched in the file before the edit, and where its lines are now
         assert (item["start_line"], item["end_line"]) == (2, 4)
+        assert item["lines"] == [[4, 5]]
         assert 0 < item["confidence"] < 1
         text = proc.stdout
         assert (
-            f"  edit {case.edit} (commit {case.commit[:12]}): {MIGRATION} lines 2-4, fuzzy" in text
+            f"  edit {case.edit} (commit {case.commit[:12]}): {MIGRATION} lines 4-5, fuzzy" in text
         )
         assert f"`redline approve {case.edit}` and push the notes (`redline notes sync`)" in text
     if named == "missing":

@@ -180,9 +180,9 @@ def test_an_exact_edit_that_unprotects_a_path_cannot_weaken_the_guard(guarded: G
     guarded.land()
     assert guarded.refused() == (
         "redline guard: refused — 2 flagged edits not yet approved by a person:\n"
-        f"  edit {policy_edit} (commit {policy_commit[:12]}): .redline.toml lines 1-3, exact 1.0"
+        f"  edit {policy_edit} (commit {policy_commit[:12]}): .redline.toml line 2, exact 1.0"
         f" — rule {DEFAULT}: {GUARD_FILE_REASON}\n"
-        f"  edit {login_edit} (commit {login_commit[:12]}): {LOGIN} lines 2-4, fuzzy 0.9953"
+        f"  edit {login_edit} (commit {login_commit[:12]}): {LOGIN} line 3, fuzzy 0.9953"
         f" — rule {AUTH_RULE} of .redline.toml before {PUSH}: match_type fuzzy is not one of:"
         " exact\n"
         "Review each edit's diff (`redline review`), then approve it with `redline approve "
@@ -195,7 +195,7 @@ def test_an_exact_edit_that_unprotects_a_path_cannot_weaken_the_guard(guarded: G
     )
     message = guarded.refused()
     assert message.startswith("redline guard: refused — 1 flagged edit not yet approved")
-    assert f"edit {login_edit} (commit {login_commit[:12]}): {LOGIN} lines 2-4" in message
+    assert f"edit {login_edit} (commit {login_commit[:12]}): {LOGIN} line 3, fuzzy" in message
     assert policy_edit not in message
     guarded.approve(login_edit)
     guarded.pushed()
@@ -220,7 +220,7 @@ def test_without_the_daemons_verdict_the_push_is_still_judged_by_the_remotes_pol
     guarded.git("merge", "-q", "--ff-only", "redline/t")
     message = guarded.refused()
     assert (
-        f"  edit {login_edit} (commit {login_commit[:12]}): {LOGIN} lines 2-4, fuzzy 0.9953"
+        f"  edit {login_edit} (commit {login_commit[:12]}): {LOGIN} line 3, fuzzy 0.9953"
         f" — rule {AUTH_RULE} of .redline.toml before {PUSH}: match_type fuzzy is not one of:"
         " exact\n"
     ) in message
@@ -251,22 +251,22 @@ PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
 @pytest.mark.parametrize(
     ("patch", "path", "what"),
     [
-        ("*** Delete File: .redline.toml\n", ".redline.toml", "whole file, delete"),
+        ("*** Delete File: .redline.toml\n", ".redline.toml", "(deleted), delete"),
         (
             f"*** Add File: {PRE_COMMIT_CONFIG}\n+repos: []\n",
             PRE_COMMIT_CONFIG,
-            "whole file, add",
+            "line 1, add",  # the lines of the file it added, where they are now
         ),
         (
             "*** Update File: .redline.toml\n*** Move to: old-policy.toml\n@@\n"
             ' paths = ["migrations/**", "src/auth/**"]\n-require = "exact"\n+require = "fuzzy"\n',
             ".redline.toml",
-            "lines 2-3, exact 1.0",  # the moved file's hunk, matched exactly
+            "(deleted), delete",  # and its exact hunk is named in old-policy.toml
         ),
         (
             "*** Add File: .githooks/pre-push\n+#!/bin/sh\n+exit 0\n",
             ".githooks/pre-push",
-            "whole file, add",
+            "lines 1-2, add",
         ),
     ],
     ids=["delete", "add-hook-config", "move-away", "add-hook"],
@@ -302,8 +302,8 @@ def test_the_agents_own_write_to_the_policy_file_is_flagged_too(guarded: Guarded
     message = guarded.refused()
     assert message.startswith("redline guard: refused — 2 flagged edits not yet approved")
     assert (
-        f"  edit {external['edit']} (commit {external['commit'][:12]}): .redline.toml whole "
-        f"file, write — rule {DEFAULT}: {GUARD_FILE_REASON}\n"
+        f"  edit {external['edit']} (commit {external['commit'][:12]}): .redline.toml line 2, "
+        f"write — rule {DEFAULT}: {GUARD_FILE_REASON}\n"
     ) in message
     assert f"  edit {agent['edit']} (commit {agent['commit'][:12]}): {LOGIN}" in message
     guarded.approve(external["edit"], agent["edit"])
@@ -338,14 +338,24 @@ def test_an_exact_edit_that_rewrites_a_flagged_edit_carries_its_flag(guarded: Gu
     assert launder["flags"] == [carried(first, first_commit)]
     second, second_commit = edit_of(launder)
     guarded.land()
-    # the flagged lines are gone from what is pushed; the rewrite carries their flag
-    assert guarded.refused() == (
-        "redline guard: refused — 1 flagged edit not yet approved by a person:\n"
-        f"  edit {second} (commit {second_commit[:12]}): {MIGRATION} lines 4-5, exact 1.0 — rule "
-        f"carried flag: rewrites lines inserted by edit {first} (commit {first_commit[:12]}), "
-        "which is flagged and not yet approved; approving either edit clears this one\n"
+    # the flagged edit's places hold its rewrite, not the text from before it: both are
+    # refused, the rewrite for the flag it carries
+    lead, *named, fix = guarded.refused().splitlines()
+    assert lead == "redline guard: refused — 2 flagged edits not yet approved by a person:"
+    assert sorted(named) == sorted(
+        [
+            f"  edit {first} (commit {first_commit[:12]}): {MIGRATION} lines 4-5, fuzzy 0.9925 — "
+            f"rule {AUTH_RULE}: match_type fuzzy is not one of: exact",
+            f"  edit {second} (commit {second_commit[:12]}): {MIGRATION} lines 4-5, exact 1.0 — "
+            f"rule carried flag: rewrites lines inserted by edit {first} (commit "
+            f"{first_commit[:12]}), which is flagged and not yet approved; approving either edit "
+            "clears this one",
+        ]
+    )
+    assert fix in (
         "Review each edit's diff (`redline review`), then approve it with "
-        f"`redline approve {second}` and push again.\n"
+        f"`redline approve {a} {b}` and push again."
+        for a, b in ((first, second), (second, first))
     )
     # approving the earlier edit clears the one that carries its flag
     guarded.approve(first)
@@ -375,11 +385,17 @@ def test_a_rewrite_through_a_patch_or_the_agents_shell_carries_the_flag(guarded:
     assert unrelated["flags"] == []  # the agent's own edit touches nothing flagged
     guarded.land()
     message = guarded.refused()
-    assert "2 flagged edits not yet approved" in message
+    # the flagged edit itself, followed to the file's new name, and the two changes that
+    # carry its flag: the move, and the agent's own rewrite after it
+    assert "3 flagged edits not yet approved" in message
+    assert (
+        f"  edit {first} (commit {first_commit[:12]}): migrations/002_users.sql lines 4-5 "
+        f"(edited as {MIGRATION}), fuzzy"
+    ) in message
     assert f"edit {edit_of(moved)[0]} " in message
     assert (
         f"  edit {external['edit']} (commit {external['commit'][:12]}): migrations/002_users.sql "
-        "whole file, write — rule carried flag: rewrites lines inserted by edit "
+        "line 5, write — rule carried flag: rewrites lines inserted by edit "
     ) in message
     guarded.approve(first)
     guarded.pushed()

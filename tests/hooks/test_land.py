@@ -98,7 +98,7 @@ def test_an_unapproved_flagged_edit_is_refused_then_lands_once_approved(flagged:
     message = proc.stderr
     assert message.startswith("redline land: session s was not landed.\n")
     assert "redline guard: refused — 1 flagged edit not yet approved by a person:" in message
-    assert f"edit {flagged.edit} (commit {flagged.commit[:12]}): {MIGRATION} lines 2-4" in message
+    assert f"edit {flagged.edit} (commit {flagged.commit[:12]}): {MIGRATION} lines 4-5" in message
     assert f"rule {MIGRATION_RULE}: match_type fuzzy is not one of: exact" in message
     assert f"`redline approve {flagged.edit}` and land again" in message
     assert snapshot(flagged.repo) == before
@@ -209,6 +209,14 @@ def test_squash_makes_one_commit_whose_note_carries_every_edit(flagged: Flagged)
     assert [a["by"] for a in carried["approvals"]] == [REVIEWER]
     [op] = carried["operations"]
     assert (op["path"], op["match_type"], op["start_line"]) == (MIGRATION, "fuzzy", 2)
+    # the squash's own note records the blobs the squash commit changed
+    assert note["files"] == [
+        {
+            "path": MIGRATION,
+            "before": git(flagged.repo, "rev-parse", f"{flagged.base}:{MIGRATION}").strip(),
+            "after": git(flagged.repo, "rev-parse", f"{squash}:{MIGRATION}").strip(),
+        }
+    ]
 
     second = land_json(flagged.repo, "t", "--squash")
     squash2 = str(second["commit"])

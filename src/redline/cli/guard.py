@@ -131,7 +131,8 @@ def guard_command(stage: str, spec: str | None, as_json: bool, hook_args: tuple[
     found = judge(repo, ledger.load(repo), changes)
     if not found.ok:
         again = "push" if pushing else "commit"
-        click.echo(describe(found.blocked, found.unreadable, found.missing, again), err=True)
+        said = describe(found.blocked, found.unreadable, found.missing, again, found.mismatched)
+        click.echo(said, err=True)
         sys.exit(1)
     if remote:
         _push_notes(repo, remote)
@@ -194,7 +195,9 @@ def _guard_range(spec: str, as_json: bool) -> None:
             )
         if not found.ok:
             again = "push the notes (`redline notes sync`), then run the check"
-            click.echo(describe(found.blocked, found.unreadable, found.missing, again))
+            click.echo(
+                describe(found.blocked, found.unreadable, found.missing, again, found.mismatched)
+            )
         click.echo(verdict.summary(spec))
     if not found.ok:
         sys.exit(1)

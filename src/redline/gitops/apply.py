@@ -511,8 +511,11 @@ class SessionApplier:
             after = self.repo.get(entry.oid)
             if entry.mode == LINK or not isinstance(after, pygit2.Blob):
                 continue
-            earlier = self.flagged.rewritten_by(path, _blob_data(self.repo, tree, path), after.data)
-            carried += [carried_flag(path, e) for e in earlier]
+            earlier = self.flagged.carried_by(
+                path, _blob_data(self.repo, tree, path), after.data,
+                partial(_blob_data, self.repo, tree), whole=True,
+            )  # fmt: skip
+            carried += [carried_flag(path, e, c) for e, c in earlier]
         carried += self._settings_changed(
             partial(_blob_data, self.repo, tree), _blobs(self.repo, changes)
         )
@@ -563,7 +566,9 @@ class SessionApplier:
                 for c in plan_group.changes
                 if tool != "apply_patch" or c.before is None or c.after is None
             ]
-            verdict = self._judge(operations) + self._carried(snapshot, plan_group.changes)
+            verdict = self._judge(operations) + self._carried(
+                snapshot, plan_group.changes, whole=tool == "write"
+            )
             verdict += self._settings_changed(
                 snapshot.read, {c.path: c.after for c in plan_group.changes}
             )
@@ -585,6 +590,8 @@ class SessionApplier:
             summary = safe_text(", ".join(plan_group.operations), keep="")
             message = f"redline: {summary}"[:72]
             body = f"{message}\n\nApplied by redline session {self.session.name} ({tool})."
+            if hunks:  # what the note says, in the commit too (hooks.claims compares them)
+                body += f" Hunks matched: {', '.join(h.match_type for h in hunks)}."
             groups.append(_Group(list(files), files, note, f"{body}\n\nRedline-Edit: {edit}\n"))
         if rejected:
             flags = result.flags
@@ -705,21 +712,18 @@ class SessionApplier:
         return [{"rule": POLICY_CHANGE_RULE, "path": where, "reason": reason}]
 
     def _carried(
-        self, snapshot: _OnWorker, changes: tuple[FileChange, ...]
+        self, snapshot: _OnWorker, changes: tuple[FileChange, ...], whole: bool = False
     ) -> list[dict[str, str]]:
-        """The flags a patch's changes carry over from earlier flagged edits whose lines
-        they rewrite. A moved file is compared with its source; a deleted one takes its
-        lines along, so it carries nothing."""
+        """The flags changes carry over from earlier flagged edits whose lines they rewrite,
+        move or copy (gitops.carried; ``whole``: files written whole, by ``write``). A
+        deleted file takes its lines along, so it carries nothing."""
         found = []
         for change in changes:
-            if change.after is None:
-                continue
-            source = change.path
-            if change.before is None and change.origin and change.origin != change.path:
-                source = change.origin
-            before = change.before if source == change.path else snapshot.read(source)
-            rewritten = partial(self.flagged.rewritten_by, source, before, change.after)
-            found += [carried_flag(change.path, e) for e in snapshot.on_worker(rewritten)]
+            carried = partial(
+                self.flagged.carried_by, change.path, change.before, change.after,
+                snapshot.snapshot.read, change.origin, whole,
+            )  # fmt: skip
+            found += [carried_flag(change.path, e, c) for e, c in snapshot.on_worker(carried)]
         return found
 
     def _verdict(self, verdict: list[dict[str, str]]) -> Verdict:
@@ -753,6 +757,7 @@ class SessionApplier:
         oid = write_commit(self.repo, new_tree, [parent], sig, sig, group.message, self.writer)
         built = self.repo[new_tree]
         assert isinstance(built, pygit2.Tree)
+        group.note.files = notes.files_at(tree, built, group.files)
         return oid, built
 
     def _changed_on_disk(self, snapshot: TreeSnapshot, groups: list[_Group]) -> str | None:

@@ -168,6 +168,7 @@ def squash_note(repo: pygit2.Repository, plan: Plan) -> dict[str, Any]:
         entry["commit"] = str(commit.id)
         carried.append(entry)
     note = notes.Note(secrets.token_hex(6), "", plan.session, notes.SQUASH_TOOL, None, "land", [])
+    note.files = notes.files_between(plan.parent, plan.tree)
     return {**note.to_json(), "policy": None, "squashed": carried}
 
 

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -111,6 +111,48 @@ class NoteOperation:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
+@dataclass(frozen=True)
+class NoteFile:
+    """One file an edit commit changed: its blob in the commit's parent and in the
+    commit (hex ids; None: no file there). The guard checks them against the commit."""
+
+    path: str
+    before: str | None
+    after: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "before": self.before, "after": self.after}
+
+
+def files_at(
+    before: pygit2.Tree | None, after: pygit2.Tree, paths: Iterable[str]
+) -> list[NoteFile]:
+    """The files among ``paths`` that differ between two trees, with their blobs."""
+    out = []
+    for path in sorted(set(paths)):
+        old, new = _blob_hex(before, path), _blob_hex(after, path)
+        if old != new:
+            out.append(NoteFile(path, old, new))
+    return out
+
+
+def files_between(before: pygit2.Tree | None, after: pygit2.Tree) -> list[NoteFile]:
+    """Every file that differs between two trees, with its blobs."""
+    diff = before.diff_to_tree(after) if before is not None else after.diff_to_tree(swap=True)
+    paths = {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
+    return files_at(before, after, paths)
+
+
+def _blob_hex(tree: pygit2.Tree | None, path: str) -> str | None:
+    if tree is None:
+        return None
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    return str(entry.id) if entry.type_str == "blob" else None
+
+
 @dataclass
 class Verdict:
     """What the policy said about an edit when it was made."""
@@ -164,6 +206,8 @@ class Note:
     # {path, skipped} for a file no parser reads (engine.validate). None: not asked for.
     validation: list[dict[str, Any]] | None = None
     undoes: dict[str, str] | None = None  # an undo's note: the edit and commit it reverts
+    # The files the commit changed, blob ids before and after (older notes lack them).
+    files: list[NoteFile] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -187,6 +231,8 @@ class Note:
             data["validation"] = [dict(v) for v in self.validation]
         if self.undoes is not None:
             data["undoes"] = dict(self.undoes)
+        if self.files is not None:
+            data["files"] = [f.to_json() for f in self.files]
         return data
 
     @classmethod
@@ -207,7 +253,18 @@ class Note:
             tolerances=data.get("tolerances"),
             validation=_records(data.get("validation")),
             undoes=data.get("undoes"),
+            files=_files(data.get("files")),
         )
+
+
+def _files(value: Any) -> list[NoteFile] | None:
+    if not isinstance(value, list):
+        return None
+    return [
+        NoteFile(str(v.get("path", "")), v.get("before"), v.get("after"))
+        for v in value
+        if isinstance(v, Mapping)
+    ]
 
 
 def _records(value: Any) -> list[dict[str, Any]] | None:

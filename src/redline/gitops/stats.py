@@ -7,7 +7,7 @@ the repository already records, without a daemon:
   branch (or HEAD): each operation's match_type and confidence, the policy's
   verdict (flagged) and the approvals;
 - the **history** after each edit: the share of the lines it inserted that a
-  later commit changed or removed within ``later`` commits (gitops.survival) —
+  later commit changed or removed within ``later`` commits (gitops.follow) —
   a proxy for edits that were wrong, where an "applied rate" alone would reward
   the most aggressive tool;
 - the **outcome log** (gitops.outcomes): the requests refused as ``rejected``,
@@ -33,10 +33,11 @@ from typing import Any
 
 import pygit2
 
+from redline.engine.follow import Hunk
 from redline.gitops import notes, outcomes
 from redline.gitops.errors import SessionError
+from redline.gitops.follow import Survival, descendants_graph
 from redline.gitops.repo import BRANCH_PREFIX, Layout
-from redline.gitops.survival import Follower, Hunk, descendants_graph
 
 SCHEMA = "redline.stats/1"
 DEFAULT_LATER = 10
@@ -208,7 +209,7 @@ def compute(
     report = Report(session, since, later)
     found = list(_note_blobs(repo, report))
     children, reachable = descendants_graph(repo, _tips(repo), (c for c, _ in found))
-    follower = Follower(repo, children, later)
+    follower = Survival(repo, children, later)
     approvals: dict[str, bool] = {}
     chosen: list[tuple[pygit2.Commit, dict[str, Any]]] = []
     counted: set[str] = set()
@@ -257,7 +258,7 @@ def compute(
 
 def _count(
     report: Report,
-    follower: Follower,
+    follower: Survival,
     commit: pygit2.Commit,
     note: dict[str, Any],
     approvals: dict[str, bool],
@@ -307,8 +308,9 @@ def _owner(ops: list[dict[str, Any]], hunk: Hunk) -> dict[str, Any]:
     edit) it overlaps, else the nearest."""
     if len(ops) == 1:
         return ops[0]
-    old_start, old_lines, _, _ = hunk
-    low, high = (old_start, old_start + old_lines - 1) if old_lines else (old_start, old_start + 1)
+    # The hunk's lines in the file before the edit, from 1 (an insertion: the two lines
+    # either side of it).
+    low, high = (hunk.a + 1, hunk.a + hunk.a_len) if hunk.a_len else (hunk.a, hunk.a + 1)
 
     def distance(op: dict[str, Any]) -> float:
         start, end = op.get("start_line"), op.get("end_line")

@@ -17,6 +17,7 @@ import pygit2
 from redline.engine.errors import RedlineError
 from redline.engine.policy import Policy
 from redline.gitops import notes
+from redline.gitops.follow import Edit, Follower
 from redline.gitops.repo import signature
 from redline.gitops.writer import PLAIN, Writer
 from redline.hooks import ledger as ledgers
@@ -29,14 +30,10 @@ from redline.hooks.evidence import (
     message_of,
     unnoted_commits,
 )
-from redline.hooks.guard import (
-    carrying_commit,
-    changed_paths,
-    edit_lines,
-    flagged_operations,
-    in_effect,
-)
+from redline.hooks.guard import carrying_commit, changed_paths, flagged_operations
 from redline.hooks.stages import SESSION_BRANCHES
+
+_LATER = 1000  # commits after an edit in which review looks for its file's other names
 
 
 class ApprovalError(RedlineError):
@@ -175,6 +172,7 @@ def _without_evidence(
     violations = [{"rule": MISSING_RULE, "path": path, "reason": reason} for path in paths]
     note.policy = notes.Verdict("flagged", MISSING_RULE, violations)
     note.approvals.append(stamp)
+    note.files = notes.files_at(before, obj.tree, paths)
     return note.to_json()
 
 
@@ -250,13 +248,15 @@ def waiting(
     commits whose evidence is gone, on HEAD or a session branch and not yet on a
     remote-tracking branch.
 
-    A flagged edit whose lines no branch (local or remote-tracking), HEAD or the
-    index holds any more — undone (``redline undo``), or its lines removed since —
-    is left out, as the guard lets it pass: no commit or push from here can carry
-    it. Its id goes to ``settled`` when given."""
+    A flagged edit that no branch (local or remote-tracking), HEAD or the index holds
+    any more — each undoes it, as gitops.follow decides for the guard: undone
+    (``redline undo``), or its places restored by hand — is left out, as the guard
+    lets it pass: no commit or push from here can carry it. Its id goes to
+    ``settled`` when given."""
     ledger = ledger or ledgers.load(repo)
+    follower = Follower(repo)
     out = []
-    sides: list[pygit2.Tree | pygit2.Index] | None = None
+    sides: _Sides | None = None
     for entry in ledger.entries.values():
         if entry.approved:
             continue
@@ -268,15 +268,26 @@ def waiting(
             continue
         if sides is None:
             sides = _sides(repo)
-        there = {op.path for op, _, _ in flags if in_effect(repo, commit, op.path, sides)}
-        if not there:
+        held: dict[str, Edit] = {}
+        for op, _, _ in flags:
+            if op.path in held:
+                continue
+            edit = follower.edit(commit, op.path, moved=op.op != "delete")
+            if any(follower.holds(edit, side) is not None for _, side in sides):
+                held[op.path] = edit
+                continue
+            # Not under its own name anywhere: moved or copied since, perhaps.
+            names = follower.names(edit, _after(repo, commit, sides))
+            if any(follower.holds(edit, side, names) is not None for _, side in sides):
+                held[op.path] = edit
+        if not held:
             if settled is not None:
                 settled.append(entry.edit)
             continue
         for op, rule, reason in flags:
-            if op.path not in there:
+            if op.path not in held:
                 continue
-            inserted, _ = edit_lines(repo, commit, op.path)
+            edit = held[op.path]
             out.append(
                 {
                     "edit": entry.edit,
@@ -291,17 +302,26 @@ def waiting(
                     "reason": reason,
                     "time": commit.commit_time,
                     "diff": _diff(repo, commit, op.path),
-                    "inserted": len(inserted),
+                    "inserted": _inserted(follower, edit),
                 }
             )
-    out += _unnoted(repo, ledger)
+    out += _unnoted(repo, ledger, follower)
     return sorted(out, key=lambda item: (item["time"], item["path"] or ""))
 
 
-def _sides(repo: pygit2.Repository) -> list[pygit2.Tree | pygit2.Index]:
+def _inserted(follower: Follower, edit: Edit) -> int:
+    """How many lines the edit wrote (new or rewritten)."""
+    return sum(h.b_len for h in follower.diffs.hunks(edit.before, edit.after))
+
+
+_Sides = list[tuple[pygit2.Commit | None, pygit2.Tree | pygit2.Index]]
+
+
+def _sides(repo: pygit2.Repository) -> _Sides:
     """What a commit or push from this repository can be made of: the trees of HEAD,
-    of every local and remote-tracking branch (one each), and the index."""
-    trees: dict[pygit2.Oid, pygit2.Tree] = {}
+    of every local and remote-tracking branch (one each, with its commit), and the
+    index."""
+    trees: dict[pygit2.Oid, tuple[pygit2.Commit | None, pygit2.Tree | pygit2.Index]] = {}
     tips = [] if repo.head_is_unborn else [repo.head.peel(pygit2.Commit)]
     for name in repo.references:
         if name.startswith(("refs/heads/", "refs/remotes/")):
@@ -310,14 +330,34 @@ def _sides(repo: pygit2.Repository) -> list[pygit2.Tree | pygit2.Index]:
             if isinstance(found, pygit2.Commit):
                 tips.append(found)
     for tip in tips:
-        trees.setdefault(tip.tree_id, tip.tree)
-    sides: list[pygit2.Tree | pygit2.Index] = list(trees.values())
+        trees.setdefault(tip.tree_id, (tip, tip.tree))
+    sides = list(trees.values())
     if not repo.is_bare:
-        sides.append(repo.index)
+        sides.append((None, repo.index))
     return sides
 
 
-def _unnoted(repo: pygit2.Repository, ledger: ledgers.Ledger) -> list[dict[str, Any]]:
+def _after(repo: pygit2.Repository, commit: pygit2.Commit, sides: _Sides) -> list[pygit2.Commit]:
+    """The commits of the sides that ``commit`` is not part of (oldest first; at most the
+    newest ``_LATER``): where its file may have been moved or copied since."""
+    tips = [tip.id for tip, _ in sides if tip is not None and tip.id != commit.id]
+    if not tips:
+        return []
+    walker = repo.walk(tips[0], pygit2.enums.SortMode.TOPOLOGICAL)
+    for tip in tips[1:]:
+        walker.push(tip)
+    walker.hide(commit.id)
+    later = []
+    for found in walker:
+        later.append(found)
+        if len(later) >= _LATER:
+            break
+    return later[::-1]
+
+
+def _unnoted(
+    repo: pygit2.Repository, ledger: ledgers.Ledger, follower: Follower
+) -> list[dict[str, Any]]:
     tips = [] if repo.head_is_unborn else [repo.head.peel(pygit2.Commit).id]
     hide = []
     for name in repo.references:
@@ -332,7 +372,6 @@ def _unnoted(repo: pygit2.Repository, ledger: ledgers.Ledger) -> list[dict[str, 
     for commit, edits in unnoted_commits(repo, ledger, tips, hide):
         before = commit.parents[0].tree if commit.parents else None
         for path in sorted(changed_paths(repo, before, commit.tree)):
-            inserted, _ = edit_lines(repo, commit, path)
             out.append(
                 {
                     "edit": edits[0],
@@ -347,7 +386,7 @@ def _unnoted(repo: pygit2.Repository, ledger: ledgers.Ledger) -> list[dict[str, 
                     "reason": MISSING_REASON,
                     "time": commit.commit_time,
                     "diff": _diff(repo, commit, path),
-                    "inserted": len(inserted),
+                    "inserted": _inserted(follower, follower.edit(commit, path, moved=False)),
                 }
             )
     return out

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import pygit2
 
+from redline.gitops.follow import Follower, added_paths
 from redline.gitops.notes import trailer_edits
-from redline.hooks.guard import carries, changed_paths
+from redline.hooks.guard import changed_paths
 from redline.hooks.ledger import Ledger
 
 MISSING_RULE = "evidence missing"
@@ -59,11 +60,15 @@ def missing_evidence(
     commits: Iterable[pygit2.Commit],
     parent: pygit2.Tree | None,
     new: pygit2.Tree | pygit2.Index,
+    follower: Follower | None = None,
 ) -> list[Missing]:
-    """The edits without evidence among ``commits`` that the change ``parent`` → ``new``
-    carries (as the guard decides for a flagged edit: its lines are in ``new``)."""
+    """The edits without evidence among ``commits`` (oldest first) that the change
+    ``parent`` → ``new`` carries: what such a commit did to each file is followed into
+    ``new`` as a flagged edit is (gitops.follow), its moves and copies included."""
     noted = ledger.noted_edits()
+    commits = list(commits)
     changed: set[str] | None = None
+    adds = False
     found: list[Missing] = []
     for commit in commits:
         edits = lacking(ledger, commit, noted)
@@ -71,10 +76,18 @@ def missing_evidence(
             continue
         if changed is None:
             changed = changed_paths(repo, parent, new)
+            adds = bool(added_paths(new, parent))
+            follower = follower or Follower(repo)
+        assert follower is not None
         before = commit.parents[0].tree if commit.parents else None
-        touched = changed_paths(repo, before, commit.tree) & changed
-        if any(carries(repo, commit, path, parent, new) for path in sorted(touched)):
-            found += [Missing(edit, str(commit.id)) for edit in edits]
+        for path in sorted(changed_paths(repo, before, commit.tree)):
+            edit = follower.edit(commit, path)
+            names = follower.names(edit, commits, parent, new) if adds else list(edit.names)
+            if changed.isdisjoint(names):
+                continue
+            if follower.brought(edit, parent, new, names) is not None:
+                found += [Missing(edit_id, str(commit.id)) for edit_id in edits]
+                break
     return list(dict.fromkeys(found))
 
 

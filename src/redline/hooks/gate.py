@@ -1,11 +1,13 @@
 """Judging changes as the hooks do, and a range of commits as a CI server does.
 
 :func:`judge` is the one verdict every caller shares — the commit and push
-hooks, ``redline guard --range`` and anything that must refuse to carry
-unapproved flagged edits: for each change (hooks.stages), the flagged edits it
-carries that no person approved (hooks.guard), the unreadable notes of commits
-touching what it changes, and the edit commits it brings whose evidence note
-is missing (hooks.evidence).
+hooks, ``redline guard --range``, ``redline land`` and anything that must
+refuse to carry unapproved flagged edits: for each change (hooks.stages), the
+flagged edits it carries that no person approved (hooks.guard, following each
+edit with gitops.follow), the unreadable notes of commits touching what it
+changes, the edit commits it brings whose evidence note is missing
+(hooks.evidence), and the commits it brings whose note does not describe
+their change (hooks.claims).
 
 :func:`check_range` is ``BASE..HEAD`` the way pre-push sees a push: the commits
 reachable from HEAD and not from BASE, judged as one change from their merge
@@ -22,7 +24,9 @@ import pygit2
 
 from redline.engine.errors import RedlineError
 from redline.engine.policy import Policy
+from redline.gitops.follow import Follower
 from redline.hooks import stages
+from redline.hooks.claims import Mismatch, mismatches
 from redline.hooks.evidence import Missing, missing_evidence
 from redline.hooks.guard import Blocked, Unreadable, blocked, unreadable_notes
 from redline.hooks.ledger import Ledger
@@ -41,10 +45,11 @@ class Findings:
     blocked: list[Blocked] = field(default_factory=list)
     unreadable: list[Unreadable] = field(default_factory=list)
     missing: list[Missing] = field(default_factory=list)
+    mismatched: list[Mismatch] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not (self.blocked or self.unreadable or self.missing)
+        return not (self.blocked or self.unreadable or self.missing or self.mismatched)
 
 
 def head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
@@ -83,15 +88,20 @@ def judging_policy(
 def judge(repo: pygit2.Repository, ledger: Ledger, changes: Iterable[stages.Change]) -> Findings:
     """The unapproved flagged edits, unreadable notes and missing evidence ``changes`` carry."""
     found = Findings()
+    follower = Follower(repo)
     for change in changes:
         policy = judging_policy(repo, change, ledger)
-        found.blocked += blocked(repo, ledger, policy, change.parent, change.new)
+        brought = list(stages.brought(repo, change))
+        found.blocked += blocked(repo, ledger, policy, change.parent, change.new, brought, follower)
         found.unreadable += unreadable_notes(repo, ledger, change.parent, change.new)
-        brought = stages.brought(repo, change)
-        found.missing += missing_evidence(repo, ledger, brought, change.parent, change.new)
+        found.missing += missing_evidence(
+            repo, ledger, brought, change.parent, change.new, follower
+        )
+        found.mismatched += mismatches(repo, ledger, brought)
     found.blocked = list(dict.fromkeys(found.blocked))
     found.unreadable = list(dict.fromkeys(found.unreadable))
     found.missing = list(dict.fromkeys(found.missing))
+    found.mismatched = list(dict.fromkeys(found.mismatched))
     return found
 
 
@@ -111,6 +121,11 @@ class RangeVerdict:
             f"{len(f.missing)} edit{_s(f.missing)} with evidence missing, "
             f"{len(f.unreadable)} unreadable note{_s(f.unreadable)}"
         )
+        if f.mismatched:
+            counts += (
+                f", {len(f.mismatched)} note{_s(f.mismatched)} not describing "
+                f"{'its commit' if len(f.mismatched) == 1 else 'their commits'}"
+            )
         verdict = "passed" if f.ok else "FAILED"
         return (
             f"redline guard --range {spec}: {verdict} — {self.commits} "
@@ -128,6 +143,7 @@ class RangeVerdict:
             "blocked": [vars(b) for b in f.blocked],
             "missing": [vars(m) for m in f.missing],
             "unreadable": [vars(u) for u in f.unreadable],
+            "mismatched": [vars(m) for m in f.mismatched],
             "summary": self.summary(spec),
         }
 

@@ -1,11 +1,15 @@
 """``redline guard``: refuse a commit or push that carries an unapproved flagged edit.
 
 An edit is flagged when it broke a rule at edit time, or when the policy in
-force now would flag its evidence. It is carried by a change (parent tree →
-new tree) when lines it inserted are in the new version of its file and not in
-the parent's — so a squash merge, a cherry-pick or later manual changes do not
-slip it through, and an edit whose lines were removed again no longer blocks.
-An edit that only deleted lines is carried while those lines stay deleted.
+force now would flag its evidence. Whether a change (parent tree → new tree)
+carries it is decided by gitops.follow, the one decision every gate shares:
+the edit is followed by position — the lines it inserted, changed and removed,
+with their exact bytes — into the new tree, under the file's new name when it
+was moved or copied, and the change carries it unless the new tree undoes it
+(its places hold the text from before it again, or its file is gone) or the
+parent already held it. A squash merge, a cherry-pick, a rebase or later manual
+changes do not slip it through, and equal lines elsewhere in a file prove
+nothing. An edit that only deleted lines is carried while they stay deleted.
 
 An edit that rewrote lines of an earlier flagged edit carries that flag
 (recorded at edit time, with the earlier edit's id): it is cleared when
@@ -19,18 +23,21 @@ it records a flagged edit; and an edit commit whose note is gone altogether
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pygit2
 
 from redline.engine.confidence import shown_confidence
-from redline.engine.lineage import significant
+from redline.engine.follow import Span
+from redline.engine.follow import describe as describe_spans
 from redline.engine.policy import Policy
+from redline.gitops.follow import Follower, added_paths
 from redline.hooks.ledger import EditRecord, Ledger, RecordedOperation
 
 if TYPE_CHECKING:
+    from redline.hooks.claims import Mismatch
     from redline.hooks.config import PolicyError
     from redline.hooks.evidence import Missing
 
@@ -49,6 +56,10 @@ class Blocked:
     rule: str
     reason: str
     op: str | None = None
+    # Where the change's new tree holds the edit now: (first, last) line numbers from 1
+    # in ``path`` (see :func:`lines_of`); empty when it holds a file the edit deleted.
+    lines: tuple[tuple[int, int], ...] = ()
+    edited_as: str | None = None  # the file's name when the edit was made, if it moved since
 
 
 @dataclass(frozen=True)
@@ -99,42 +110,82 @@ def blocked(
     policy: Policy,
     parent: pygit2.Tree | None,
     new: pygit2.Tree | pygit2.Index,
+    commits: Sequence[pygit2.Commit] = (),
+    follower: Follower | None = None,
 ) -> list[Blocked]:
-    """The unapproved flagged edits that the change ``parent`` → ``new`` carries."""
+    """The unapproved flagged edits that the change ``parent`` → ``new`` carries, each
+    named where ``new`` holds it (gitops.follow decides); ``commits`` are the commits the
+    change brings, oldest first, in which a moved or copied file is followed."""
     changed = changed_paths(repo, parent, new)
     if not changed:
         return []
+    follower = follower or Follower(repo)
+    adds = bool(added_paths(new, parent))
     found: list[Blocked] = []
     for entry in ledger.entries.values():
-        if entry.approved or not any(op.path in changed for op in entry.operations):
+        if entry.approved:
             continue
-        flags = [f for f in flagged_operations(entry, policy, ledger) if f[0].path in changed]
+        if not adds and not any(op.path in changed for op in entry.operations):
+            continue  # nothing of it can have moved: its files are all it has
+        flags = flagged_operations(entry, policy, ledger)
         if not flags:
+            continue
+        commit = carrying_commit(repo, entry)
+        if commit is None:
             continue
         reported: set[str] = set()
         for op, rule, reason in flags:
-            if op.path in reported:
+            edit = follower.edit(commit, op.path, moved=op.op != "delete")
+            names = follower.names(edit, commits, parent, new) if adds else list(edit.names)
+            if changed.isdisjoint(names):
                 continue
-            commit = carrying_commit(repo, entry)
-            if commit is None:
+            where = follower.brought(edit, parent, new, names)
+            if where is None or where.path in reported:
                 continue
-            if carries(repo, commit, op.path, parent, new):
-                reported.add(op.path)
-                found.append(
-                    Blocked(
-                        entry.edit,
-                        str(commit.id),
-                        op.path,
-                        op.start_line,
-                        op.end_line,
-                        op.match_type,
-                        op.confidence,
-                        rule,
-                        reason,
-                        op.op,
-                    )
+            reported.add(where.path)
+            found.append(
+                Blocked(
+                    entry.edit,
+                    str(commit.id),
+                    where.path,
+                    op.start_line,
+                    op.end_line,
+                    op.match_type,
+                    op.confidence,
+                    rule,
+                    reason,
+                    op.op,
+                    lines_of(where.spans),
+                    op.path if op.path != where.path else None,
                 )
-    return sorted(found, key=lambda b: (b.path, b.start_line or 0, b.edit))
+            )
+    return sorted(found, key=lambda b: (b.path, b.lines, b.edit))
+
+
+def in_effect(
+    repo: pygit2.Repository,
+    commit: pygit2.Commit,
+    path: str,
+    sides: Iterable[pygit2.Tree | pygit2.Index],
+    follower: Follower | None = None,
+) -> bool:
+    """Whether the change ``commit`` made to ``path`` is still there in one of ``sides``
+    (trees, an index): one of them does not undo it, as gitops.follow decides for every
+    gate. The change is taken as it was made at ``path`` (removing the file included)."""
+    follower = follower or Follower(repo)
+    edit = follower.edit(commit, path, moved=False)
+    return any(follower.holds(edit, side) is not None for side in sides)
+
+
+def lines_of(spans: Iterable[Span]) -> tuple[tuple[int, int], ...]:
+    """Spans as (first, last) line numbers from 1; a place of deleted lines after line
+    ``n`` is (n + 1, n)."""
+    return tuple((span.start + 1, span.end) for span in spans)
+
+
+def where_now(lines: Iterable[tuple[int, int]]) -> str:
+    """``lines`` (see :func:`lines_of`) for a person: ``lines 4-5``, ``line 9``, …"""
+    return describe_spans([Span(first - 1, last) for first, last in lines])
 
 
 def unreadable_notes(
@@ -185,102 +236,16 @@ def carrying_commit(repo: pygit2.Repository, entry: EditRecord) -> pygit2.Commit
     return None
 
 
-def edit_lines(
-    repo: pygit2.Repository, commit: pygit2.Commit, path: str
-) -> tuple[set[str], set[str]]:
-    """The significant lines the edit commit inserted into and removed from ``path``."""
-    before = _blob_lines(repo, commit.parents[0].tree if commit.parents else None, path)
-    after = _blob_lines(repo, commit.tree, path)
-    return _significant(after - before), _significant(before - after)
-
-
-def carries(
-    repo: pygit2.Repository,
-    commit: pygit2.Commit,
-    path: str,
-    parent: pygit2.Tree | None,
-    new: pygit2.Tree | pygit2.Index,
-) -> bool:
-    inserted, removed = edit_lines(repo, commit, path)
-    new_lines = _lines_in(repo, new, path)
-    parent_lines = _blob_lines(repo, parent, path)
-    if inserted:
-        return any(line in new_lines and line not in parent_lines for line in inserted)
-    return any(line not in new_lines and line in parent_lines for line in removed)
-
-
-def in_effect(
-    repo: pygit2.Repository,
-    commit: pygit2.Commit,
-    path: str,
-    sides: Iterable[pygit2.Tree | pygit2.Index],
-) -> bool:
-    """Whether the edit ``commit`` made to ``path`` is still there in one of ``sides``
-    (branch tips, an index), as :func:`carries` tells it: a line it inserted is there,
-    or, for an edit that only deleted, a line it removed is not. Once an edit is
-    undone, or its lines removed, on every side, no commit or push from them can
-    carry it. An edit with no significant line to tell it by counts as there."""
-    inserted, removed = edit_lines(repo, commit, path)
-    if not inserted and not removed:
-        return True
-    seen: set[pygit2.Oid | None] = set()
-    for side in sides:
-        blob = _blob_id(side, path)
-        if blob in seen:
-            continue
-        seen.add(blob)
-        lines = _split(repo.get(blob)) if blob is not None else set()
-        if (inserted & lines) if inserted else (removed - lines):
-            return True
-    return False
-
-
-def _blob_id(side: pygit2.Tree | pygit2.Index, path: str) -> pygit2.Oid | None:
-    try:
-        return side[path].id
-    except (KeyError, ValueError):
-        return None
-
-
-def _lines_in(repo: pygit2.Repository, new: pygit2.Tree | pygit2.Index, path: str) -> set[str]:
-    if isinstance(new, pygit2.Index):
-        try:
-            entry = new[path]
-        except KeyError:
-            return set()
-        return _split(repo.get(entry.id))
-    return _blob_lines(repo, new, path)
-
-
-def _blob_lines(repo: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> set[str]:
-    if tree is None:
-        return set()
-    try:
-        item = tree[path]
-    except KeyError:
-        return set()
-    return _split(repo.get(item.id))
-
-
-def _split(obj: object) -> set[str]:
-    if not isinstance(obj, pygit2.Blob):
-        return set()
-    text = obj.data.decode("utf-8", errors="replace")
-    return {line.strip() for line in text.splitlines()}
-
-
-def _significant(lines: Iterable[str]) -> set[str]:
-    return {line for line in lines if significant(line)}
-
-
 def describe(
     found: list[Blocked],
     unreadable: Iterable[Unreadable] = (),
     missing: Iterable[Missing] = (),
     again: str = "commit",
+    mismatched: Iterable[Mismatch] = (),
 ) -> str:
-    """The refusal, one edit (or unreadable note, or missing one) per line, and how
-    to clear it; ``again`` is what to do then ("commit", "push")."""
+    """The refusal, one edit (or unreadable note, missing one, or note that does not
+    describe its commit) per line, and how to clear it; ``again`` is what to do then
+    ("commit", "push")."""
     parts = [_describe_blocked(found, again)] if found else []
     missing = list(missing)
     if missing:
@@ -288,6 +253,11 @@ def describe(
     unreadable = list(unreadable)
     if unreadable:
         parts.append(describe_unreadable(unreadable, "redline guard: refused — "))
+    mismatched = list(mismatched)
+    if mismatched:
+        from redline.hooks.claims import describe_mismatched
+
+        parts.append(describe_mismatched(mismatched, "redline guard: refused — ", again))
     return "\n".join(parts)
 
 
@@ -353,19 +323,16 @@ def describe_unreadable(unreadable: list[Unreadable], lead: str) -> str:
 def _describe_blocked(found: list[Blocked], again: str) -> str:
     from redline.engine.paths import safe_text, shown_path  # only to refuse: hooks start light
 
+    count = len({b.edit for b in found})  # one edit may be named at two places
     lines = [
-        f"redline guard: refused — {len(found)} flagged edit"
-        + ("" if len(found) == 1 else "s")
+        f"redline guard: refused — {count} flagged edit"
+        + ("" if count == 1 else "s")
         + " not yet approved by a person:"
     ]
     for b in found:
-        where = (
-            f"lines {b.start_line}-{b.end_line}"
-            if b.start_line is not None and b.end_line != b.start_line
-            else f"line {b.start_line}"
-            if b.start_line is not None
-            else "whole file"
-        )
+        where = where_now(b.lines) if b.lines else "(deleted)"
+        if b.edited_as is not None:
+            where += f" (edited as {shown_path(b.edited_as)})"
         how = (
             f"{b.match_type} {shown_confidence(b.confidence)}"
             if b.match_type is not None and b.confidence is not None

@@ -32,6 +32,7 @@ from redline.gitops.errors import SessionError
 from redline.gitops.repo import BRANCH_PREFIX, Layout
 from redline.hooks import ledger as ledgers
 from redline.hooks import stages
+from redline.hooks.claims import Mismatch
 from redline.hooks.config import PolicyError, policy_from_tree
 from redline.hooks.evidence import Missing
 from redline.hooks.gate import judge
@@ -49,10 +50,12 @@ class LandRefused(RedlineError):
         found: list[Blocked] | None = None,
         unreadable: list[Unreadable] | None = None,
         missing: list[Missing] | None = None,
+        mismatched: list[Mismatch] | None = None,
     ) -> None:
         self.found = found or []
         self.unreadable = unreadable or []
         self.missing = missing or []
+        self.mismatched = mismatched or []
         super().__init__(message)
 
     def to_dict(self) -> dict[str, Any]:
@@ -60,6 +63,7 @@ class LandRefused(RedlineError):
             "blocked": [asdict(b) for b in self.found],
             "unreadable": [asdict(u) for u in self.unreadable],
             "missing": [asdict(m) for m in self.missing],
+            "mismatched": [asdict(m) for m in self.mismatched],
         }
 
 
@@ -158,5 +162,5 @@ def check(repo: pygit2.Repository, plan: landing.Plan) -> None:
     change = stages.Change(label, plan.parent, plan.tree, (plan.tip,), (plan.old,))
     found = judge(repo, ledgers.load(repo), [change])
     if not found.ok:
-        said = describe(found.blocked, found.unreadable, found.missing, again="land")
-        raise LandRefused(said, found.blocked, found.unreadable, found.missing)
+        said = describe(found.blocked, found.unreadable, found.missing, "land", found.mismatched)
+        raise LandRefused(said, found.blocked, found.unreadable, found.missing, found.mismatched)

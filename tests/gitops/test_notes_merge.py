@@ -277,3 +277,23 @@ def test_approvals_of_a_squash_commits_edits_made_on_both_sides_are_all_kept(
     other = merge_into(handle, ours).tip
     assert other is not None
     assert notes.read_note(handle, x, at=other) == data
+
+
+def test_two_notes_git_joined_in_a_rewrite_read_as_their_union() -> None:
+    """A rebase or amend that carries a note onto a commit that has one joins the two
+    texts with a blank line (git's notes.rewriteMode "concatenate"): read as one note,
+    a flag and every approval of either kept."""
+    flagged = note("e1", ALICE)
+    clean = note("e1", BOB, policy={"verdict": "pass", "action": "review", "violations": []})
+    joined = notes.encode(flagged) + b"\n" + notes.encode(clean)
+    read = notes.decode_note(joined)
+    assert read == union(flagged, clean)
+    assert read["policy"]["verdict"] == "flagged"
+    assert read["approvals"] == [ALICE, BOB]
+    assert notes.decode_note(notes.encode(flagged)) == flagged
+
+
+@pytest.mark.parametrize("text", [b'{"a": 1}\n\n[1]', b'{"a": 1} x', b"", b"\xff{}"])
+def test_a_note_that_is_not_json_objects_is_not_read(text: bytes) -> None:
+    with pytest.raises(ValueError):
+        notes.decode_note(text)

@@ -15,7 +15,6 @@ is kept too.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +22,14 @@ import pygit2
 
 from redline.gitops import refs
 from redline.gitops.errors import GitModeError, RefMoved
-from redline.gitops.notes import current, encode, notes_commit, notes_tree, squashed
+from redline.gitops.notes import (
+    current,
+    encode,
+    note_object,
+    notes_commit,
+    notes_tree,
+    squashed,
+)
 from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.repo import NOTES_REF, signature
 from redline.gitops.trees import FILE, Entry, with_entries
@@ -187,14 +193,8 @@ def _union_blob(
 
 
 def _parsed(repo: pygit2.Repository, blob_id: pygit2.Oid) -> dict[str, Any] | None:
-    blob = repo.get(blob_id)
-    if not isinstance(blob, pygit2.Blob):
-        return None
-    try:
-        data = json.loads(blob.data)
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("redline.note/"):
+    data = note_object(repo, blob_id)
+    if data is None or not str(data.get("schema", "")).startswith("redline.note/"):
         return None
     return data
 

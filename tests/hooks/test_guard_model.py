@@ -24,6 +24,7 @@ the gates refuse, failing closed.
 
 from __future__ import annotations
 
+import difflib
 import shutil
 import subprocess
 import tempfile
@@ -449,7 +450,11 @@ class Gates(RuleBasedStateMachine):
         ``git merge-file`` taking the edit back changes it."""
         for name in sorted(self.names(flag)):
             text = _blob(self.repo, tree, name) if tree is not None else None
-            if text is not None and self.changed_by_revert(text, flag):
+            if text is None:
+                continue
+            if (flag.before or name != flag.path) and not related(text, flag):
+                continue  # a file the edit created is its own, by its name, until it is gone
+            if self.changed_by_revert(text, flag):
                 return True
         return False
 
@@ -472,6 +477,22 @@ STATS: dict[str, int] = dict.fromkeys(
      "checks", "must_refuse", "must_pass", "refused", "passed_with_edit_in_base"],
     0,
 )  # fmt: skip
+
+
+def related(text: bytes, flag: Flag) -> bool:
+    """Whether a file by one of the edit's names is the edit's file at all: half its lines
+    in common with the file before or after the edit (git's rename threshold), measured
+    by difflib. A name the agent moved or copied the file to may be taken later by an
+    unrelated file (another file's move cherry-picked), whose lines taking the edit back
+    would conflict with: that file does not hold the edit. (A file the edit created is
+    not asked by the name the edit gave it: the guard counts it carried there until it is
+    gone, and so does the oracle.)"""
+    lines = text.splitlines()
+    return any(
+        difflib.SequenceMatcher(None, lines, side.splitlines(), autojunk=False).ratio() >= 0.5
+        for side in (flag.after, flag.before)
+        if side
+    )
 
 
 def _blob(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> bytes | None:

@@ -93,3 +93,24 @@ def test_a_rebase_over_hand_edits_keeps_notes_that_describe_their_commits(gates:
             lambda g: g.rebase(),
         ],
     )
+
+
+def test_a_name_an_unrelated_file_takes_later_does_not_hold_the_edit(gates: Gates) -> None:
+    """A flagged edit's file is moved and copied to ``auth/check_v2.py`` on the session;
+    main gets another file by that name (a cherry-picked move of ``lib/util.py``): the
+    gates and the oracle agree that main holds no flagged edit there."""
+    replay(
+        gates,
+        [
+            lambda g: g.move(29, "auth/check_v2.py", 0),
+            lambda g: g.move(35, "auth/legacy.py", 6),
+            lambda g: g.edit(43, 18, "return True", tolerant=True),
+            lambda g: g.edit(2, 16, "x = 1", tolerant=True),
+            lambda g: g.delete(49),
+            lambda g: g.move(7, "lib/moved.py", 14),
+            lambda g: g.edit(29, 3, "x = 1", tolerant=False),
+            lambda g: g.copy(11, "auth/check_v2.py"),
+            lambda g: g.edit(37, 10, "return False", tolerant=False),
+            lambda g: g.cherry_pick(17),
+        ],
+    )

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from redline.cli._connect import daemon_files, mainline_settings, repo_option
-from redline.cli.runners import (
+from redline.pipeline.runners import (
     Runner,
     clip,
     embedded_runner,
@@ -311,8 +311,8 @@ def _exit_code(payload: dict[str, Any]) -> int:
 
 def _permitted(run: Runner, root: Path | None, repo: Path, session: str | None) -> Runner:
     """``run`` behind the ``[permission]`` rules of the folder (or repository) edited."""
+    from redline.pipeline.permission import permission_gate
     from redline.tools.config import repository_root
-    from redline.tools.gate import permission_gate
 
     if root is not None:
         gate = permission_gate(root)

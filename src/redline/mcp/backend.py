@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from redline.cli.runners import embedded_runner, failure, guarded, rpc_error, rpc_status
+from redline.pipeline.runners import embedded_runner, failure, guarded, rpc_error, rpc_status
 
 if TYPE_CHECKING:
     from redline.daemon.client import Client

@@ -338,7 +338,7 @@ def _path(arguments: Mapping[str, Any]) -> str | None:
 
 
 def _internal(exc: Exception, params: types.CallToolRequestParams) -> dict[str, Any]:
-    from redline.cli.boundary import describe, where_logged
+    from redline.crashlog import describe, where_logged
 
     error = (
         f"internal error: {describe(exc)}; it may not have been applied: re-read the file "

@@ -182,7 +182,7 @@ def clip(text: str, limit: int = 300) -> str:
 
 
 def _internal_error(exc: Exception, aftermath: str) -> str:
-    from redline.cli.boundary import describe, where_logged
+    from redline.crashlog import describe, where_logged
 
     return (
         f"internal error: {clip(describe(exc))}; {aftermath}. This is a bug in redline, "

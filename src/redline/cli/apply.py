@@ -19,12 +19,10 @@ import click
 from redline.cli._connect import daemon_files, mainline_settings, repo_option
 from redline.pipeline.runners import (
     Runner,
-    clip,
     embedded_runner,
     failure,
     guarded,
     rpc_error,
-    rpc_status,
     unavailable,
 )
 
@@ -351,15 +349,10 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
     with, becomes the request's result: an agent reads stdout, so stdout always answers."""
     from redline.cli._connect import daemon_client_started
     from redline.daemon import protocol
-    from redline.daemon.protocol import RpcError
     from redline.engine.errors import RedlineError
     from redline.fsops import interrupts
+    from redline.pipeline.daemon_call import send, unsure
 
-    unsure = (
-        "the daemon may or may not have committed it: run `redline daemon start` (a daemon "
-        f"first finishes a request it was interrupted in), then `redline log {session}` "
-        "shows the session's commits; check there before sending it again"
-    )
     try:
         client, started = daemon_client_started(repo)
     except RedlineError as exc:
@@ -374,36 +367,25 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
             return failure("invalid", obj, no_session[0], session)
         if isinstance(obj, dict) and threshold is not None and obj.get("tool") == "edit":
             obj.setdefault("threshold", threshold)  # only an edit has one
-        params = {"session": session, "request": obj, "dry_run": dry_run}
         try:
             # Sent, the request is the daemon's: a signal waits for its answer (a second
             # one does not: the daemon may be stuck, and the answer says so).
             with interrupts.writing(patient=False):
-                answer = client.call("apply", params)
+                sent = send(client, session, obj, dry_run=dry_run)
         except interrupts.Interrupted as stopped:
             name = interrupts.NAMES.get(stopped.signum, "a signal")
-            error = f"interrupted ({name}) while the daemon was applying it; {unsure}"
+            error = f"interrupted ({name}) while the daemon was applying it; {unsure(session)}"
             stopped.answer = failure("failed", obj, error, session)
             raise
-        except RpcError as exc:
-            if exc.code == protocol.CONNECTION_CLOSED:
-                error = f"the daemon closed the connection before answering; {unsure}"
-                return failure("failed", obj, error, session)
-            if exc.code == protocol.SESSION_ERROR and started:
-                # Started only for a session that is not there: stop it again, and
-                # answer the rest of the stream without it.
-                no_session.append(rpc_error(exc))
-                _stop_unless_in_use(repo, client)
-            return failure(rpc_status(exc), obj, rpc_error(exc), session)
-        except OSError as exc:
-            return failure(
-                "failed", obj, f"lost the connection to the daemon ({exc}); {unsure}", session
-            )
-        if not isinstance(answer, dict) or "status" not in answer:
-            raise ValueError(f"the daemon answered {clip(repr(answer))}, not a result")
-        return answer
+        refused = sent.refused
+        if refused is not None and refused.code == protocol.SESSION_ERROR and started:
+            # Started only for a session that is not there: stop it again, and
+            # answer the rest of the stream without it.
+            no_session.append(rpc_error(refused))
+            _stop_unless_in_use(repo, client)
+        return sent.result
 
-    return guarded(run, unsure, session)
+    return guarded(run, unsure(session), session)
 
 
 def _stop_unless_in_use(repo: Path, client: Any) -> None:
@@ -425,7 +407,9 @@ def _cannot_start(exc: RedlineError) -> tuple[Status, str]:
 
     if isinstance(exc, NoRepository) or exc.exit_code == 2:  # --repo or a setting is wrong
         return "invalid", str(exc)
-    return "failed", f"{exc}; nothing was sent to the daemon, so nothing was applied"
+    from redline.pipeline.daemon_call import not_sent
+
+    return "failed", not_sent(exc)
 
 
 def _emit(payload: dict[str, Any]) -> None:

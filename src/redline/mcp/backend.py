@@ -66,8 +66,11 @@ class Session:
         self.worktree: Path | None = None  # its worktree, known once it is open
 
     def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]:
+        from redline.pipeline.daemon_call import unsure
+
         self._name(client_name)
-        return guarded(self._send, self._unsure(), self.name)(request)
+        assert self.name is not None
+        return guarded(self._send, unsure(self.name), self.name)(request)
 
     def where(self, client_name: str | None) -> Path | None:
         """The session's worktree (the session opened when it is not yet)."""
@@ -92,9 +95,9 @@ class Session:
             self._client = None
 
     def _send(self, request: Any) -> dict[str, Any]:
-        from redline.daemon import protocol
         from redline.daemon.protocol import RpcError
         from redline.engine.errors import RedlineError
+        from redline.pipeline.daemon_call import not_sent, send
 
         assert self.name is not None
         try:
@@ -102,23 +105,11 @@ class Session:
         except RpcError as exc:  # session.open refused: the name, the base, the repository
             return failure(rpc_status(exc), request, rpc_error(exc), self.name)
         except RedlineError as exc:
-            error = f"{exc}; nothing was sent to the daemon, so nothing was applied"
-            return failure("failed", request, error, self.name)
-        try:
-            answer = client.call("apply", {"session": self.name, "request": request})
-        except RpcError as exc:
-            if exc.code == protocol.CONNECTION_CLOSED:
-                self.close()
-                error = f"the daemon closed the connection before answering; {self._unsure()}"
-                return failure("failed", request, error, self.name)
-            return failure(rpc_status(exc), request, rpc_error(exc), self.name)
-        except OSError as exc:
+            return failure("failed", request, not_sent(exc), self.name)
+        sent = send(client, self.name, request)
+        if sent.lost:
             self.close()
-            error = f"lost the connection to the daemon ({exc}); {self._unsure()}"
-            return failure("failed", request, error, self.name)
-        if not isinstance(answer, dict) or "status" not in answer:
-            raise ValueError(f"the daemon answered {answer!r:.300}, not a result")
-        return answer
+        return sent.result
 
     def _ready(self) -> Client:
         """The connection, made (and the session opened) when there is none or the daemon
@@ -154,11 +145,3 @@ class Session:
                 self.worktree = Path(item["worktree"])
                 return True
         return False
-
-    def _unsure(self) -> str:
-        session = self.name or self._named or "<session>"
-        return (
-            "the daemon may or may not have committed it: `redline log "
-            f"{session}` shows the session's commits; check there (or re-read the file) "
-            "before sending it again"
-        )

@@ -38,7 +38,7 @@ from redline.mcp.backend import Backend
 from redline.mcp.stdio import stdio_transport
 from redline.mcp.text import is_error, summary
 from redline.tools.definitions import DEFINITIONS, ToolDefinition
-from redline.tools.permissions import Decision, rejected_result
+from redline.tools.permissions import Decision, needs_permission, rejected_result
 from redline.tools.surface import downgraded_patch_call
 
 INSTRUCTIONS = (
@@ -48,7 +48,6 @@ INSTRUCTIONS = (
 )
 APPROVAL = "approval"  # the key of the one input request an approval round carries
 _FORM: dict[str, Any] = {"type": "object", "properties": {}}  # yes or no: nothing to fill in
-_READ_ONLY = frozenset(["read"])
 _DESTRUCTIVE = frozenset(["delete", "write"])
 
 
@@ -201,7 +200,7 @@ def _attempt(
     """On the worker thread: the permission check where the paths will be applied (the
     session's worktree in git mode), then the request. The result, or what to ask."""
     tool = str(request["tool"])
-    if tool != "read":  # read changes nothing: no permission needed
+    if needs_permission(tool):
         root = served.backend.where(client_name)
         decision, path = served.permissions.decide(request, root)
         if decision.action == "deny" or (decision.action == "ask" and path is None):
@@ -313,7 +312,7 @@ def _tool(definition: ToolDefinition) -> types.Tool:
         description=definition.description,
         input_schema=dict(definition.parameters),
         annotations=types.ToolAnnotations(
-            read_only_hint=definition.name in _READ_ONLY,
+            read_only_hint=not needs_permission(definition.name),
             destructive_hint=definition.name in _DESTRUCTIVE,
             open_world_hint=False,
         ),

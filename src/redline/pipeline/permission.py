@@ -17,7 +17,7 @@ from typing import Any
 
 from redline.engine.errors import RedlineError
 from redline.tools.config import Committed, load_config
-from redline.tools.permissions import rejected_result, request_decision
+from redline.tools.permissions import needs_permission, rejected_result, request_decision
 
 Gate = Callable[[Any], dict[str, Any] | None]
 
@@ -56,8 +56,8 @@ def _unreadable(error: str) -> Gate:
     message = f"{error}; nothing was applied, since the permissions it holds are unknown"
 
     def gate(obj: Any) -> dict[str, Any] | None:
-        if isinstance(obj, dict) and obj.get("tool") == "read":
-            return None  # read needs no permission (tools.permissions)
+        if isinstance(obj, dict) and not needs_permission(obj.get("tool")):
+            return None
         path = obj.get("path") if isinstance(obj, dict) else None
         given = path if isinstance(path, str) else None
         return Result("failed", path=given, error=message).to_dict()

@@ -37,6 +37,13 @@ _EVERY_PATH = frozenset({"*", "**", "**/*", "/*", "/**", "**/**"})
 _SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
 DEFAULT_RULE = "default (no rule)"
 READ_RULE = "read needs no permission"
+READ_TOOLS = frozenset({"read"})  # tools that change nothing
+
+
+def needs_permission(tool: object) -> bool:
+    """Whether a request of ``tool`` is judged by the rules: every tool but ``read``, which
+    changes nothing (the one place this rule is written)."""
+    return ALIASES.get(tool, tool) not in READ_TOOLS if isinstance(tool, str) else True
 
 
 @dataclass(frozen=True)
@@ -88,7 +95,7 @@ class Permissions:
     def decide(self, tool: str, path: str) -> Decision:
         """The action for ``tool`` (edit|apply_patch|write|delete) at ``path``."""
         tool = ALIASES.get(tool, tool)
-        if tool == "read":
+        if not needs_permission(tool):
             return Decision("allow", READ_RULE)
         relative = self.relative(path)
         decision = self._decide(tool, relative)
@@ -121,7 +128,7 @@ class Permissions:
     def available(self, tool: str) -> bool:
         """False when ``tool`` is denied for every path (a tool no call could use)."""
         tool = ALIASES.get(tool, tool)
-        if tool == "read":
+        if not needs_permission(tool):
             return True
         return _available(_chain(self.user, tool)) and _available(_chain(self.rules, tool))
 

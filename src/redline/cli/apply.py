@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from redline.cli._connect import daemon_files, mainline_settings, repo_option
+from redline.cli._connect import repo_option
 from redline.pipeline.runners import (
     Runner,
     embedded_runner,
@@ -129,7 +128,9 @@ def _ready(
 
                 behind = WriteBehind()
             runner = embedded_runner(root, dry_run, threshold, behind)
-        return behind, _permitted(runner, root if session is None else None, repo, session)
+        # The daemon judges a session's requests itself (daemon.rules): every client meets
+        # the same rules, read from the main line.
+        return behind, runner if session is not None else _permitted(runner, root)
     except Exception as exc:  # not even ready to apply: each request still gets its answer
         return None, unavailable(exc, session)
 
@@ -307,41 +308,17 @@ def _exit_code(payload: dict[str, Any]) -> int:
     return EXIT_CODES.get(str(payload.get("status")), 1)
 
 
-def _permitted(run: Runner, root: Path | None, repo: Path, session: str | None) -> Runner:
-    """``run`` behind the ``[permission]`` rules of the folder (or repository) edited."""
+def _permitted(run: Runner, root: Path) -> Runner:
+    """``run`` behind the ``[permission]`` rules of the folder edited."""
     from redline.pipeline.permission import permission_gate
-    from redline.tools.config import repository_root
 
-    if root is not None:
-        gate = permission_gate(root)
-    else:
-        gate = permission_gate(
-            repository_root(repo),
-            _session_worktree(repo, session),
-            partial(mainline_settings, repo, session),
-        )
+    gate = permission_gate(root)
 
     def permitted(obj: Any) -> dict[str, Any]:
         refused = gate(obj)
-        if refused is None:
-            return run(obj)
-        refused["session"] = session
-        return refused
+        return run(obj) if refused is None else refused
 
     return permitted
-
-
-def _session_worktree(repo: Path, session: str | None) -> Path | None:
-    """Where the session's worktree is (request paths are relative to it), if known."""
-    from redline.engine.errors import RedlineError
-    from redline.gitops.names import session_worktree
-
-    if session is None:
-        return None
-    try:
-        return session_worktree(daemon_files(repo).common, session)
-    except RedlineError:  # not a repository: the runner says so for every request
-        return None
 
 
 def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | None) -> Runner:

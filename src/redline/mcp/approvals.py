@@ -25,7 +25,8 @@ class _Remembered(Permissions):
     def decide(self, tool: str, path: str) -> Decision:
         decision = super().decide(tool, path)
         if decision.action == "ask" and (family(tool), self.relative(path)) in self.approved:
-            return Decision("allow", f"approved during this session ({decision.rule})")
+            rule = f"approved during this session ({decision.rule})"
+            return Decision("allow", rule, decision.source, by_person=True)
         return decision
 
 

@@ -9,6 +9,7 @@ block: the server runs them on a worker thread, one at a time.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -21,7 +22,11 @@ Connect = Callable[[], tuple["Client", bool]]  # a daemon client, and whether it
 
 
 class Backend(Protocol):
-    def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]: ...
+    def apply(
+        self, request: dict[str, Any], client_name: str | None, asked: bool = False
+    ) -> dict[str, Any]:
+        """The request's result. ``asked``: a person allowed what an ask rule holds for it
+        (the daemon judges the rules again, and lets an ask rule pass only then)."""
 
     def where(self, client_name: str | None) -> Path | None:
         """The folder request paths are relative to (None when it cannot be known now:
@@ -37,7 +42,9 @@ class Embedded:
         self.root = root
         self._run = embedded_runner(root, dry_run=False, threshold=None)
 
-    def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]:
+    def apply(
+        self, request: dict[str, Any], client_name: str | None, asked: bool = False
+    ) -> dict[str, Any]:
         return self._run(request)
 
     def where(self, client_name: str | None) -> Path | None:
@@ -65,12 +72,14 @@ class Session:
         self.name: str | None = None  # the session in use, once the first call opened it
         self.worktree: Path | None = None  # its worktree, known once it is open
 
-    def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]:
+    def apply(
+        self, request: dict[str, Any], client_name: str | None, asked: bool = False
+    ) -> dict[str, Any]:
         from redline.pipeline.daemon_call import unsure
 
         self._name(client_name)
         assert self.name is not None
-        return guarded(self._send, unsure(self.name), self.name)(request)
+        return guarded(partial(self._send, asked=asked), unsure(self.name), self.name)(request)
 
     def where(self, client_name: str | None) -> Path | None:
         """The session's worktree (the session opened when it is not yet)."""
@@ -94,7 +103,7 @@ class Session:
             self._client.close()
             self._client = None
 
-    def _send(self, request: Any) -> dict[str, Any]:
+    def _send(self, request: Any, asked: bool) -> dict[str, Any]:
         from redline.daemon.protocol import RpcError
         from redline.engine.errors import RedlineError
         from redline.pipeline.daemon_call import not_sent, send
@@ -106,7 +115,7 @@ class Session:
             return failure(rpc_status(exc), request, rpc_error(exc), self.name)
         except RedlineError as exc:
             return failure("failed", request, not_sent(exc), self.name)
-        sent = send(client, self.name, request)
+        sent = send(client, self.name, request, **({"asked": True} if asked else {}))
         if sent.lost:
             self.close()
         return sent.result

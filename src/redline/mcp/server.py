@@ -200,6 +200,7 @@ def _attempt(
     """On the worker thread: the permission check where the paths will be applied (the
     session's worktree in git mode), then the request. The result, or what to ask."""
     tool = str(request["tool"])
+    asked = False
     if needs_permission(tool):
         root = served.backend.where(client_name)
         decision, path = served.permissions.decide(request, root)
@@ -207,7 +208,8 @@ def _attempt(
             return rejected_result(decision, tool, path)
         if decision.action == "ask" and path is not None:
             return decision, path, root
-    return served.backend.apply(request, client_name)
+        asked = decision.by_person
+    return served.backend.apply(request, client_name, asked)
 
 
 async def _ask(

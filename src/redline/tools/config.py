@@ -157,10 +157,13 @@ def repository_root(start: Path) -> Path:
     return here
 
 
-def load_config(root: Path, committed: Committed | None = None) -> Config:
+def load_config(
+    root: Path, committed: Committed | None = None, user_file: Path | None = None
+) -> Config:
     """The settings for the repository (or plain folder) whose working directory is ``root``;
     the repository's file as ``committed`` holds it when given (git mode), else as ``root``
-    has it.
+    has it. ``user_file``: the user's config file (default :func:`user_config_file`; the
+    daemon names the one of the environment it started in).
 
     ConfigError, naming the file and the key, when either file is unusable.
     """
@@ -170,7 +173,7 @@ def load_config(root: Path, committed: Committed | None = None) -> Config:
     agent: dict[str, str] = {}
     policy_files = False
     repository = _repository_file(root) if committed is None else _committed_file(committed)
-    for (data, source), own in ((_user_file(), True), (repository, False)):
+    for (data, source), own in ((_user_file(user_file), True), (repository, False)):
         if data is None:
             layers.append({})
             continue
@@ -218,8 +221,8 @@ def parse_config(text: str, source: str) -> Config:
     return Config(Permissions(rules), settings, (source,))
 
 
-def _user_file() -> tuple[dict[str, Any] | None, str]:
-    path = user_config_file()
+def _user_file(path: Path | None = None) -> tuple[dict[str, Any] | None, str]:
+    path = path or user_config_file()
     return _read(path, str(path)), str(path)
 
 

@@ -52,6 +52,8 @@ class Decision:
     # The rule that decided, as written, e.g. 'permission.edit."migrations/**" = "deny"'.
     rule: str
     source: str | None = None  # the file the rule was read from
+    # allowed by a person asked about an ``ask`` rule (redline mcp's approvals)
+    by_person: bool = False
 
 
 ALLOWED = Decision("allow", DEFAULT_RULE)
@@ -121,8 +123,11 @@ class Permissions:
         layer follows them), relative to the root; None without a root, or outside it."""
         if self.root is None or relative.startswith("/"):
             return None
-        base = os.path.realpath(self.root)
-        inside = strip_root(os.path.realpath(os.path.join(base, relative)), base)
+        try:
+            base = os.path.realpath(self.root)
+            inside = strip_root(os.path.realpath(os.path.join(base, relative)), base)
+        except (OSError, ValueError):  # a NUL byte: no file; the wire format refuses it
+            return None
         return inside if inside not in (None, ".") else None
 
     def available(self, tool: str) -> bool:
@@ -228,7 +233,8 @@ def request_decision(
 ) -> tuple[Decision, str | None]:
     """The strictest decision over the paths ``request`` touches, and that path.
 
-    deny beats ask beats allow; among equals the first path named. A request
+    deny beats ask beats allow; among equals the first path named (an allow a person
+    gave before a plain one). A request
     naming no path (a read, or one too malformed to say) is allowed here and
     judged by the wire format.
     """
@@ -238,8 +244,9 @@ def request_decision(
     found: tuple[Decision, str | None] = (ALLOWED, None)
     for path in request_paths(request):
         decision = permissions.decide(tool, path)
-        if _SEVERITY[decision.action] > _SEVERITY[found[0].action]:
-            found = (decision, path)
+        stricter = _SEVERITY[decision.action] - _SEVERITY[found[0].action]
+        if stricter > 0 or (stricter == 0 and decision.by_person and not found[0].by_person):
+            found = (decision, path)  # an allow a person gave is kept: the daemon asks for it
     return found
 
 

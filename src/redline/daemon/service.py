@@ -273,7 +273,7 @@ class Service:
             self.staged.holds.end(token)
 
     def _apply(self, name: str, request_obj: Any, params: dict[str, Any]) -> dict[str, Any]:
-        from redline.tools.schema import parse_request
+        from redline.tools.request import parse_request
 
         try:
             applier, rules = self.on_worker(lambda: self._judged(name))

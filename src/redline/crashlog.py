@@ -1,7 +1,8 @@
 """Crash logs: the traceback of a bug, kept where a user can send it, never shown.
 
-Crash logs go to ``$XDG_CACHE_HOME/redline/`` (``~/.cache/redline/`` when
-that variable is unset), one ``crash-<UTC time>-<pid>[-n].log`` per crash, or
+Crash logs go to the platform's cache folder (:func:`crash_dir`:
+``$XDG_CACHE_HOME/redline/``, or ``~/.cache/redline/`` when that variable is unset,
+on Linux), one ``crash-<UTC time>-<pid>[-n].log`` per crash, or
 to the temporary directory when the cache cannot be written. Every front end
 (the CLI's boundary, ``redline apply``'s and ``redline mcp``'s answers, the
 daemon's log) names the file in what it tells the user.
@@ -45,9 +46,14 @@ def where_logged(exc: BaseException) -> str:
 
 
 def crash_dir() -> Path:
-    cache = os.environ.get("XDG_CACHE_HOME")
-    base = Path(cache) if cache and os.path.isabs(cache) else Path.home() / ".cache"
-    return base / "redline"
+    """The platform's cache folder for redline (platformdirs: ``$XDG_CACHE_HOME/redline``,
+    else ``~/.cache/redline``, on Linux). Imported here, when a crash is logged: never on
+    a command's way to its answer."""
+    from platformdirs import user_cache_path
+
+    folder = user_cache_path("redline")
+    # A relative XDG_CACHE_HOME is invalid (the XDG spec): the default stands instead.
+    return folder if folder.is_absolute() else Path.home() / ".cache" / "redline"
 
 
 def crash_log(exc: BaseException) -> Path:

@@ -1,6 +1,6 @@
 """The ``[permission]`` rules that govern a daemon session's requests.
 
-The daemon judges every ``apply`` itself (pipeline.permission.verdict), so no
+The daemon judges every ``apply`` itself (tools.permissions.verdict), so no
 socket client skips the rules. They are read as ``redline apply --session``
 reads them: the user's config file (the one of the environment the daemon
 started in) and the repository's settings files as the session's main line has

@@ -41,8 +41,7 @@ from redline.gitops.writer import Writer
 from redline.hooks import ledger
 from redline.hooks.config import policy_from_files, settings_table
 from redline.hooks.mainline import Mainline
-from redline.pipeline.permission import unknown_rules, verdict
-from redline.tools.permissions import Permissions
+from redline.tools.permissions import Permissions, unknown_rules, verdict
 
 log = logging.getLogger("redline.daemon")
 T = TypeVar("T")

@@ -13,7 +13,12 @@ own. Explicit tool rules beat ``*`` because they come after it.
 A path through a symbolic link inside the root is judged by the file it leads
 to as well (the strictest of the two), as the file system layer follows it.
 
-``read`` changes nothing and needs no permission.
+``read`` changes nothing and needs no permission (:func:`needs_permission`).
+
+:func:`verdict` is the one decision every caller reaches — ``redline apply``
+embedded, ``redline mcp``, and the daemon for every ``apply`` it is sent: None
+lets a request through, a ``rejected`` result names the rule. An ``ask`` rule
+passes only when the caller asked a person and they allowed it.
 """
 
 from __future__ import annotations
@@ -253,6 +258,32 @@ def request_decision(
 def strictest(decisions: Iterable[Decision]) -> Decision:
     """The strictest of several decisions (allow when there are none)."""
     return max(decisions, key=lambda d: _SEVERITY[d.action], default=ALLOWED)
+
+
+def verdict(permissions: Permissions, obj: Any, asked: bool = False) -> dict[str, Any] | None:
+    """None when the rules let request ``obj`` through; else its ``rejected`` result naming
+    the rule. ``asked``: the caller asked a person about an ``ask`` rule and they allowed
+    it (only a front end that can ask says so; the rest are refused with what to set)."""
+    if not isinstance(obj, dict):
+        return None  # refused as invalid by the wire format
+    decision, path = request_decision(permissions, obj)
+    if decision.action == "allow" or (decision.action == "ask" and asked):
+        return None
+    return rejected_result(decision, str(obj.get("tool")), path)
+
+
+def unknown_rules(error: str, obj: Any) -> dict[str, Any] | None:
+    """The answer to request ``obj`` when the settings holding the rules cannot be read
+    (``error`` says why): ``failed``, nothing applied — except a read, which needs no
+    permission."""
+    from redline.engine.result import Result
+
+    if isinstance(obj, dict) and not needs_permission(obj.get("tool")):
+        return None
+    path = obj.get("path") if isinstance(obj, dict) else None
+    given = path if isinstance(path, str) else None
+    message = f"{error}; nothing was applied, since the permissions it holds are unknown"
+    return Result("failed", path=given, error=message).to_dict()
 
 
 def rejected_result(decision: Decision, tool: str, path: str | None) -> dict[str, Any]:

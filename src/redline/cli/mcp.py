@@ -97,7 +97,7 @@ def _serve(
     session: str | None,
     repo: Path,
 ) -> None:
-    from redline.mcp.approvals import Approvals
+    from redline.mcp.allowances import Approvals
     from redline.mcp.server import Served
     from redline.tools.config import load_config
     from redline.tools.definitions import DEFINITIONS

@@ -33,7 +33,7 @@ from mcp.shared.exceptions import MCPError
 
 from redline import __version__
 from redline.engine.result import Result
-from redline.mcp.approvals import Approvals
+from redline.mcp.allowances import Approvals
 from redline.mcp.backend import Backend
 from redline.mcp.stdio import stdio_transport
 from redline.mcp.text import is_error, summary

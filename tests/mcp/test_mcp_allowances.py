@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from redline.mcp.approvals import Approvals
+from redline.mcp.allowances import Approvals
 from redline.tools.config import parse_config
 
 RULES = """\

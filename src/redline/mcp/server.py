@@ -33,7 +33,7 @@ from mcp.shared.exceptions import MCPError
 
 from redline import __version__
 from redline.engine.result import Result
-from redline.mcp.allowances import Approvals
+from redline.mcp.allowances import Allowances
 from redline.mcp.backend import Backend
 from redline.mcp.stdio import stdio_transport
 from redline.mcp.text import is_error, summary
@@ -59,7 +59,7 @@ class Served:
 
     tools: Sequence[ToolDefinition]
     backend: Backend
-    permissions: Approvals
+    permissions: Allowances
     model: str | None = None
     provider: str | None = None
     # open approval rounds: the state a client echoes -> tool, path, decision, root
@@ -234,7 +234,7 @@ async def _ask(
         return _cannot_ask(decision, tool, path, f"it answered the question with an error ({exc})")
     if answer.action != "accept":
         return _declined(decision, tool, path, answer.action)
-    served.permissions.approve(tool, path, root)
+    served.permissions.allow(tool, path, root)
     return None
 
 
@@ -253,7 +253,7 @@ def _answered(served: Served, params: types.CallToolRequestParams) -> dict[str, 
     action = response.action if isinstance(response, types.ElicitResult) else "cancel"
     if action != "accept":
         return _declined(decision, tool, path, action)
-    served.permissions.approve(tool, path, root)
+    served.permissions.allow(tool, path, root)
     return None
 
 

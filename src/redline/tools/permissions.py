@@ -57,7 +57,7 @@ class Decision:
     # The rule that decided, as written, e.g. 'permission.edit."migrations/**" = "deny"'.
     rule: str
     source: str | None = None  # the file the rule was read from
-    # allowed by a person asked about an ``ask`` rule (redline mcp's approvals)
+    # allowed by a person asked about an ``ask`` rule (redline mcp's allowances)
     by_person: bool = False
 
 

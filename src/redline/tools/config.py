@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from redline.engine.errors import RedlineError
+from redline.engine.errors import SettingsError
 from redline.engine.policy import POLICY_FILE, POLICY_SECTIONS, glob_problem
 from redline.tools.permissions import (
     ACTIONS,
@@ -75,17 +75,11 @@ _SECTIONS = {"permission", "compat", "agent", *POLICY_SECTIONS}
 _AGENT_KEYS = ("model", "provider")
 
 
-class ConfigError(RedlineError):
-    """A tool setting in ``source`` cannot be used: ``where`` (a key) and ``problem`` say why."""
+class ConfigError(SettingsError):
+    """A tool setting in ``source`` cannot be used (see :class:`SettingsError`)."""
 
-    def __init__(self, source: str, where: str, problem: str) -> None:
-        self.source = source
-        self.where = where
-        self.problem = problem
-        super().__init__(
-            f"invalid redline configuration in {source}: {where}: {problem}. Fix the file "
-            f"and retry (see {README_SECTION})"
-        )
+    what = "redline configuration"
+    see = README_SECTION
 
 
 @dataclass(frozen=True)
@@ -278,7 +272,7 @@ def _toml(text: str, source: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(source, "TOML", f"not valid TOML: {exc}") from None
+        raise ConfigError.not_toml(exc, text, source) from None
 
 
 def _parse(

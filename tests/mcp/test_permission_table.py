@@ -25,12 +25,12 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp_client import connect, structured
 
 from gitmode_fixtures import FILES, GitMode
 from redline.daemon.client import Client
 from redline.daemon.protocol import INVALID_PARAMS, RpcError
 from support import cli as inproc
+from support.mcp_client import connect, structured
 
 RULES = """\
 [permission]

@@ -1,13 +1,10 @@
 """One table of ``[permission]`` cases, the same verdicts through every front end.
 
-Every case of :data:`CASES` is sent through
-
-- ``redline apply --root`` (embedded, in this process);
-- ``redline apply --session`` (git mode: the daemon judges it);
-- a raw socket client of the daemon (``daemon.client.Client``), which no front end
-  stands in front of: the daemon's own check is all there is;
-- ``redline mcp --embedded`` and ``redline mcp --session`` (git mode), over the MCP
-  SDK's in-memory transport, with a client that cannot ask a person.
+Every case of :data:`CASES` is sent through every front end (``front_ends``):
+``redline apply`` embedded and ``--session``, a raw socket client of the daemon
+(no front end stands in front of it: the daemon's own check is all there is),
+and ``redline mcp`` embedded and in git mode, with a client that cannot ask a
+person.
 
 The rules are committed on main (git mode reads them there) and are the files
 of the folder (embedded); the user's own config denies one path the
@@ -17,20 +14,16 @@ it was; what is allowed applies; a read needs no permission.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
+from front_ends import FRONT_ENDS
 
 from gitmode_fixtures import FILES, GitMode
 from redline.daemon.client import Client
 from redline.daemon.protocol import INVALID_PARAMS, RpcError
-from support import cli as inproc
-from support.mcp_client import connect, structured
 
 RULES = """\
 [permission]
@@ -106,80 +99,6 @@ CASES = [
     Case("read-needs-no-permission", {"tool": "read", "path": "docs/readme.md"}, "read"),
     Case("allowed-edit", edit("b.py", "VALUE = 1", "VALUE = 2"), "applied"),
 ]
-
-Send = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
-
-
-@dataclass
-class FrontEnd:
-    root: Path  # where the requests' paths lead
-    send: Send
-
-
-def _embedded(gm: GitMode) -> FrontEnd:
-    def send(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        payload = "".join(json.dumps(r) + "\n" for r in requests)
-        args = ["apply", "--root", str(gm.repo), "--jsonl"]
-        done = inproc.run(args, input=payload, env=gm.env, cwd=gm.repo)
-        return [json.loads(line) for line in done.stdout.splitlines()]
-
-    return FrontEnd(gm.repo, send)
-
-
-def _session(gm: GitMode) -> FrontEnd:
-    worktree = Path(gm.cli.open_session("s")["worktree"])
-
-    def send(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        payload = "".join(json.dumps(r) + "\n" for r in requests)
-        done = gm.cli.run("apply", "--session", "s", "--repo", str(gm.repo), "--jsonl", input=payload)
-        return [json.loads(line) for line in done.stdout.splitlines()]
-
-    return FrontEnd(worktree, send)
-
-
-def _socket(gm: GitMode) -> FrontEnd:
-    worktree = Path(gm.cli.open_session("s")["worktree"])
-
-    def send(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        with Client(gm.socket()) as client:
-            return [client.call("apply", {"session": "s", "request": r}) for r in requests]
-
-    return FrontEnd(worktree, send)
-
-
-def _mcp(gm: GitMode, *args: str, root: Path) -> FrontEnd:
-    def send(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        async def main() -> list[dict[str, Any]]:
-            async with connect(gm.env, gm.repo, *args) as session:
-                results = []
-                for request in requests:
-                    arguments = {k: v for k, v in request.items() if k != "tool"}
-                    answer = await session.call_tool(request["tool"], arguments)
-                    results.append(structured(answer))
-                return results
-
-        return anyio.run(main)
-
-    return FrontEnd(root, send)
-
-
-def _mcp_embedded(gm: GitMode) -> FrontEnd:
-    return _mcp(gm, "--embedded", root=gm.repo)
-
-
-def _mcp_session(gm: GitMode) -> FrontEnd:
-    worktree = Path(gm.cli.open_session("m")["worktree"])  # the server uses it as it is
-    return _mcp(gm, "--session", "m", "--repo", str(gm.repo), root=worktree)
-
-
-FRONT_ENDS: dict[str, Callable[[GitMode], FrontEnd]] = {
-    "apply-embedded": _embedded,
-    "apply-session": _session,
-    "raw-socket": _socket,
-    "mcp-embedded": _mcp_embedded,
-    "mcp-session": _mcp_session,
-}
-
 
 @pytest.fixture
 def governed(gm: GitMode, tmp_path: Path) -> tuple[GitMode, Path]:

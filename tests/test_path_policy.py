@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -286,13 +286,16 @@ def check_op_results(op: str, results: list[dict[str, Any]], root: Path) -> None
             assert str(root) not in json.dumps(result), where
 
 
-@pytest.fixture(scope="module")
-def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    base = tmp_path_factory.mktemp("embedded")
+Send = Callable[[Path, dict[str, str], str, list[dict[str, Any]]], list[Any]]
+
+
+def run_in_folders(base: Path, ops: tuple[str, ...], send: Send) -> Run:
+    """Each operation's requests sent (``send(root, env, op, requests)``) to a folder of its
+    own holding the hostile layout; checked, and nothing but what they name changed."""
     (base / "home").mkdir()
     env = scrubbed_env(base / "home", base / "home")
     run = Run()
-    for op in OPS:
+    for op in ops:
         root, outside = base / op / "root", base / op / "outside"
         root.mkdir(parents=True)
         git(root, "init", "-q", env=env)
@@ -300,8 +303,7 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             write(root / name, content)
         hostile_layout(root, outside, env)
         before = digest(root, outside)
-        args = ["--root", str(root), *(["--dry-run"] if op.endswith("-dry") else [])]
-        answers = run_jsonl(args, [request(op, c, root, outside) for c in cases_for(op)], base, env)
+        answers = send(root, env, op, [request(op, c, root, outside) for c in cases_for(op)])
         check_op_results(op, answers, root)
         after = digest(root, outside)
         assert guarded(after, root) == guarded(before, root), op
@@ -311,7 +313,18 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         run.results.update({(op, c.id): r for c, r in zip(cases_for(op), answers, strict=True)})
         run.places[op] = (root, outside)
     assert os.listdir(base / "home") == []
-    yield run
+    return run
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    base = tmp_path_factory.mktemp("embedded")
+
+    def send(root: Path, env: dict[str, str], op: str, requests: list[dict[str, Any]]) -> Any:
+        args = ["--root", str(root), *(["--dry-run"] if op.endswith("-dry") else [])]
+        return run_jsonl(args, requests, base, env)
+
+    yield run_in_folders(base, OPS, send)
 
 
 def _expected_changes(op: str, root: Path) -> set[str]:
@@ -410,26 +423,7 @@ def mcp_answers(root: Path, env: dict[str, str], requests: list[dict[str, Any]])
 def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     """The operations an MCP client can call, through ``redline mcp --embedded``."""
     base = tmp_path_factory.mktemp("mcp")
-    (base / "home").mkdir()
-    env = scrubbed_env(base / "home", base / "home")
-    run = Run()
-    for op in MCP_OPS:
-        root, outside = base / op / "root", base / op / "outside"
-        root.mkdir(parents=True)
-        git(root, "init", "-q", env=env)
-        for name, content in committed_files(with_targets=op not in NO_TARGETS).items():
-            write(root / name, content)
-        hostile_layout(root, outside, env)
-        before = digest(root, outside)
-        answers = mcp_answers(root, env, [request(op, c, root, outside) for c in cases_for(op)])
-        check_op_results(op, answers, root)
-        after = digest(root, outside)
-        assert guarded(after, root) == guarded(before, root), op
-        changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
-        assert changed == _expected_changes(op, root), op
-        run.results.update({(op, c.id): r for c, r in zip(cases_for(op), answers, strict=True)})
-        run.places[op] = (root, outside)
-    yield run
+    yield run_in_folders(base, MCP_OPS, lambda root, env, op, rs: mcp_answers(root, env, rs))
 
 
 # --- the verdicts ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import pygit2
 from redline import __version__
 from redline.daemon import protocol
 from redline.daemon.housekeeping import Housekeeping
-from redline.daemon.protocol import PROTOCOL_VERSION, RpcError
+from redline.daemon.protocol import PERMISSIONS_ENFORCED, PROTOCOL_VERSION, RpcError
 from redline.daemon.rules import SessionRules
 from redline.engine.edit import EditRequest
 from redline.engine.errors import RedlineError, RequestError
@@ -212,7 +212,12 @@ class Service:
                 f"this daemon speaks protocol {PROTOCOL_VERSION}, the client asked for {wanted!r};"
                 " restart the daemon with the same redline version as the client",
             )
-        return {"server": "redline", "version": __version__, "protocol": PROTOCOL_VERSION}
+        return {
+            "server": "redline",
+            "version": __version__,
+            "protocol": PROTOCOL_VERSION,
+            "permissions": PERMISSIONS_ENFORCED,
+        }
 
     def session_open(self, params: dict[str, Any]) -> dict[str, Any]:
         name = _optional_str(params, "name")

@@ -14,6 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from redline.pipeline.runners import clip, failure, rpc_error, rpc_status
 
+OLD_DAEMON = (
+    "the redline daemon that runs is older than this redline and does not check the "
+    "[permission] rules of what it is sent; run `redline daemon stop` (the next command "
+    "starts the current one), then send it again"
+)
+
 if TYPE_CHECKING:
     from redline.daemon.client import Client
     from redline.daemon.protocol import RpcError
@@ -54,6 +60,8 @@ def send(client: Client, session: str, request: Any, **params: Any) -> Sent:
     from redline.daemon import protocol
     from redline.daemon.protocol import RpcError
 
+    if client.server.get("permissions") != protocol.PERMISSIONS_ENFORCED:
+        return Sent(failure("failed", request, not_sent(OLD_DAEMON), session))
     try:
         answer = client.call("apply", {"session": session, "request": request, **params})
     except RpcError as exc:

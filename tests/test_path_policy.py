@@ -8,7 +8,9 @@ receives it, through
   File`` (real and ``--dry-run``), and ``*** Move to:`` the path;
 - embedded write (real and ``--dry-run``), delete and read;
 - the same requests in git mode, through a real daemon on a real socket
-  (``redline apply --session``).
+  (``redline apply --session``);
+- the same requests as tool calls of ``redline mcp --embedded`` (the edit tools;
+  apply_patch for a patch-native model), over the MCP SDK's in-memory transport.
 
 Each target exists on disk where a file system can hold it (``.git/config``
 carries the marker the edit replaces, ``c:notes.txt`` and ``a\\b.txt`` are
@@ -25,16 +27,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from gitmode_fixtures import GitMode, git, git_mode, scrubbed_env, write
 from redline.engine.paths import names_git
 from support import cli as inproc
+from support import mcp_client
 
 MARKER = "MARKER"
 ROOT = "{root}"  # in a case's path: the root (embedded) or the session worktree (git mode)
@@ -282,13 +286,16 @@ def check_op_results(op: str, results: list[dict[str, Any]], root: Path) -> None
             assert str(root) not in json.dumps(result), where
 
 
-@pytest.fixture(scope="module")
-def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    base = tmp_path_factory.mktemp("embedded")
+Send = Callable[[Path, dict[str, str], str, list[dict[str, Any]]], list[Any]]
+
+
+def run_in_folders(base: Path, ops: tuple[str, ...], send: Send) -> Run:
+    """Each operation's requests sent (``send(root, env, op, requests)``) to a folder of its
+    own holding the hostile layout; checked, and nothing but what they name changed."""
     (base / "home").mkdir()
     env = scrubbed_env(base / "home", base / "home")
     run = Run()
-    for op in OPS:
+    for op in ops:
         root, outside = base / op / "root", base / op / "outside"
         root.mkdir(parents=True)
         git(root, "init", "-q", env=env)
@@ -296,8 +303,7 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             write(root / name, content)
         hostile_layout(root, outside, env)
         before = digest(root, outside)
-        args = ["--root", str(root), *(["--dry-run"] if op.endswith("-dry") else [])]
-        answers = run_jsonl(args, [request(op, c, root, outside) for c in cases_for(op)], base, env)
+        answers = send(root, env, op, [request(op, c, root, outside) for c in cases_for(op)])
         check_op_results(op, answers, root)
         after = digest(root, outside)
         assert guarded(after, root) == guarded(before, root), op
@@ -307,7 +313,18 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         run.results.update({(op, c.id): r for c, r in zip(cases_for(op), answers, strict=True)})
         run.places[op] = (root, outside)
     assert os.listdir(base / "home") == []
-    yield run
+    return run
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    base = tmp_path_factory.mktemp("embedded")
+
+    def send(root: Path, env: dict[str, str], op: str, requests: list[dict[str, Any]]) -> Any:
+        args = ["--root", str(root), *(["--dry-run"] if op.endswith("-dry") else [])]
+        return run_jsonl(args, requests, base, env)
+
+    yield run_in_folders(base, OPS, send)
 
 
 def _expected_changes(op: str, root: Path) -> set[str]:
@@ -381,7 +398,43 @@ def _run_git_mode(gm: GitMode, base: Path, bare: str) -> Run:
     return run
 
 
+MCP_OPS = ("edit", "write", "delete-file", "read", "update", "delete", "add", "move")
+PATCH_OPS = ("update", "delete", "add", "move")  # shown to a patch-native model only
+
+
+def mcp_answers(root: Path, env: dict[str, str], requests: list[dict[str, Any]]) -> list[Any]:
+    """The structured results of ``requests`` as tool calls of ``redline mcp --embedded``
+    under ``root`` (a patch-native model for apply_patch)."""
+    patch = requests[0]["tool"] == "apply_patch"
+    args = ("--embedded", *(("--model", "gpt-5") if patch else ()))
+
+    async def main() -> list[Any]:
+        async with mcp_client.connect(env, root, *args) as session:
+            answers = []
+            for r in requests:
+                arguments = {k: v for k, v in r.items() if k != "tool"}
+                answers.append(mcp_client.structured(await session.call_tool(r["tool"], arguments)))
+            return answers
+
+    return anyio.run(main)
+
+
+@pytest.fixture(scope="module")
+def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    """The operations an MCP client can call, through ``redline mcp --embedded``."""
+    base = tmp_path_factory.mktemp("mcp")
+    yield run_in_folders(base, MCP_OPS, lambda root, env, op, rs: mcp_answers(root, env, rs))
+
+
 # --- the verdicts ---------------------------------------------------------------------------
+
+
+def test_mcp_gives_the_same_verdict_and_message_as_apply(embedded: Run, mcp: Run) -> None:
+    assert set(mcp.results) == {k for k in embedded.results if k[0] in MCP_OPS}
+    for key, theirs in mcp.results.items():
+        mine = embedded.results[key]
+        assert mine["status"] == theirs["status"], (key, mine["error"], theirs["error"])
+        assert embedded.error(*key) == mcp.error(*key), key
 
 
 def test_every_mode_gives_the_same_verdict_and_message(embedded: Run, gitmode: Run) -> None:

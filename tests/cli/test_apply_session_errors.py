@@ -143,7 +143,7 @@ def test_a_daemon_that_dies_while_answering_leaves_the_agent_a_way_to_check(
         "the daemon closed the connection before answering; the daemon may or may not have "
         "committed it: run `redline daemon start` (a daemon first finishes a request it was "
         "interrupted in), then `redline log s` shows the session's commits; check there "
-        "before sending it again"
+        "(or re-read the file) before sending it again"
     )
     # ...and the advice works: the restarted daemon finished the journalled edit.
     gm.cli.ok("daemon", "start", "--repo", str(gm.repo))

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from redline.cli.main import cli
+from redline.engine.match_types import MATCH_TYPES
 from redline.tools.schema import RESULT, json_schema
 from support import cli as inproc
 
@@ -100,7 +101,28 @@ def test_result_schema_names_its_fields(schema: dict[str, Any]) -> None:
 
 def test_schema_is_what_the_models_say(schema: dict[str, Any]) -> None:
     assert schema == json_schema()
-    assert schema["result"] == RESULT.json_schema()
+    model = RESULT.json_schema()
+    # The model's schema, but for the match types' names (engine.match_types' one table).
+    for table in (schema["result"], *schema["result"]["$defs"].values()):
+        table.get("properties", {}).pop("match_type", None)
+    for table in (model, *model["$defs"].values()):
+        table.get("properties", {}).pop("match_type", None)
+    assert schema["result"] == model
+
+
+def test_every_match_type_in_the_schema_is_one_of_the_tables_names(schema: dict[str, Any]) -> None:
+    result = schema["result"]
+    found = []
+    for name, table in [("Result", result), *result["$defs"].items()]:
+        field = table.get("properties", {}).get("match_type")
+        if field is None:
+            continue
+        found.append(name)
+        choices = field.get("anyOf", [field])
+        [names] = [c for c in choices if c.get("type") == "string"]
+        assert names["enum"] == list(MATCH_TYPES), name
+        assert "strip" in names["enum"] and "escaped" in names["enum"]
+    assert sorted(found) == ["GroupReport", "HunkReport", "Match", "Result"]
 
 
 def test_schema_output_is_stable() -> None:

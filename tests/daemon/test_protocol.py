@@ -118,7 +118,12 @@ def test_hello_returns_protocol_1(conn: Raw) -> None:
     assert answer == {
         "jsonrpc": "2.0",
         "id": 1,
-        "result": {"server": "redline", "version": __version__, "protocol": 1},
+        "result": {
+            "server": "redline",
+            "version": __version__,
+            "protocol": 1,
+            "permissions": "enforced",
+        },
     }
     assert conn.call(hello("text-id"))["id"] == "text-id"
     assert conn.call(hello(None))["id"] is None  # a null id is a request, not a notification
@@ -288,7 +293,12 @@ def conn_hello(request_id: Any) -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",
         "id": request_id,
-        "result": {"server": "redline", "version": __version__, "protocol": 1},
+        "result": {
+            "server": "redline",
+            "version": __version__,
+            "protocol": 1,
+            "permissions": "enforced",
+        },
     }
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import mcp_client
 import pytest
 from mcp_fixtures import folder
 
 from gitmode_fixtures import gm
+from support import mcp_client
 
 __all__ = ["folder", "gm"]
 

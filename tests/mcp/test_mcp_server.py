@@ -20,12 +20,12 @@ from typing import Any, TypeVar
 import anyio
 import mcp_types as types
 import pytest
-from mcp_client import answering, connect, connect_modern, structured, text
 from mcp_fixtures import Folder
 
 from gitmode_fixtures import REDLINE, GitMode, branch_commits, git, note_of, rev
 from redline.tools.definitions import DEFINITIONS
 from support import cli as inproc
+from support.mcp_client import answering, connect, connect_modern, structured, text
 
 T = TypeVar("T")
 EDIT_SURFACE = ["edit", "write", "delete", "read"]

@@ -62,7 +62,7 @@ class ThreadDaemon:
         except BaseException as exc:
             # What ``redline daemon run`` prints on its stderr (the log): the CLI boundary's
             # words — its message, or "unexpected error" and where the crash log went.
-            from redline.cli.boundary import describe, where_logged
+            from redline.crashlog import describe, where_logged
             from redline.engine.errors import RedlineError
 
             if isinstance(exc, RedlineError):

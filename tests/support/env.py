@@ -87,7 +87,7 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    # Crash logs (redline.cli.boundary) go to the cache directory: away from HOME.
+    # Crash logs (redline.crashlog) go to the cache directory: away from HOME.
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
     for name, value in IDENTITY.items():
         monkeypatch.setenv(name, value)

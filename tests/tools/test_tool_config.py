@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.engine.errors import RedlineError
+from redline.engine.errors import RedlineError, SettingsError
 from redline.tools.config import (
     Committed,
     ConfigError,
@@ -219,7 +219,7 @@ enabled = true
 
 
 INVALID = [
-    ("[permission\n", "TOML", "not valid TOML"),
+    ("[permission\n", "line 1, column 12", "not valid TOML: Expected ']'"),
     ('[permissions]\nedit = "deny"\n', "permissions", "unknown key; use [permission], [compat]"),
     ('permission = "deny"\n', "permission", "must be a table of tool = action"),
     ('[permission]\nread = "deny"\n', "permission.read", "unknown tool; use edit, apply_patch"),
@@ -281,6 +281,18 @@ INVALID = [
     ('[agent]\nname = "gpt-5"\n', "agent.name", "unknown key; use model, provider"),
     ('[agent]\nmodel = ""\n', "agent.model", "must be a non-empty string"),
 ]
+
+
+def test_a_file_that_is_not_toml_is_named_with_its_line_and_column(user_dir: Path, repo: Path) -> None:
+    """The same error type as the guard policy's (engine.errors.SettingsError): file, line,
+    column, for a user's file and for the repository's."""
+    write(repo / ".redline.toml", '[permission]\nedit = "allow\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(repo)
+    assert isinstance(caught.value, SettingsError)
+    assert (caught.value.line, caught.value.column) == (2, 14)
+    assert caught.value.file == str(repo / ".redline.toml")
+    assert ": line 2, column 14: not valid TOML: " in str(caught.value)
 
 
 @pytest.mark.parametrize(("text", "where", "problem"), INVALID, ids=[w for _, w, _ in INVALID])

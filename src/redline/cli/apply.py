@@ -10,21 +10,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from redline.cli._connect import daemon_files, mainline_settings, repo_option
-from redline.cli.runners import (
+from redline.cli._connect import repo_option
+from redline.pipeline.runners import (
     Runner,
-    clip,
     embedded_runner,
     failure,
     guarded,
     rpc_error,
-    rpc_status,
     unavailable,
 )
 
@@ -131,7 +128,9 @@ def _ready(
 
                 behind = WriteBehind()
             runner = embedded_runner(root, dry_run, threshold, behind)
-        return behind, _permitted(runner, root if session is None else None, repo, session)
+        # The daemon judges a session's requests itself (daemon.rules): every client meets
+        # the same rules, read from the main line.
+        return behind, runner if session is not None else _permitted(runner, root)
     except Exception as exc:  # not even ready to apply: each request still gets its answer
         return None, unavailable(exc, session)
 
@@ -309,41 +308,17 @@ def _exit_code(payload: dict[str, Any]) -> int:
     return EXIT_CODES.get(str(payload.get("status")), 1)
 
 
-def _permitted(run: Runner, root: Path | None, repo: Path, session: str | None) -> Runner:
-    """``run`` behind the ``[permission]`` rules of the folder (or repository) edited."""
-    from redline.tools.config import repository_root
-    from redline.tools.gate import permission_gate
+def _permitted(run: Runner, root: Path) -> Runner:
+    """``run`` behind the ``[permission]`` rules of the folder edited."""
+    from redline.pipeline.permission import permission_gate
 
-    if root is not None:
-        gate = permission_gate(root)
-    else:
-        gate = permission_gate(
-            repository_root(repo),
-            _session_worktree(repo, session),
-            partial(mainline_settings, repo, session),
-        )
+    gate = permission_gate(root)
 
     def permitted(obj: Any) -> dict[str, Any]:
         refused = gate(obj)
-        if refused is None:
-            return run(obj)
-        refused["session"] = session
-        return refused
+        return run(obj) if refused is None else refused
 
     return permitted
-
-
-def _session_worktree(repo: Path, session: str | None) -> Path | None:
-    """Where the session's worktree is (request paths are relative to it), if known."""
-    from redline.engine.errors import RedlineError
-    from redline.gitops.names import session_worktree
-
-    if session is None:
-        return None
-    try:
-        return session_worktree(daemon_files(repo).common, session)
-    except RedlineError:  # not a repository: the runner says so for every request
-        return None
 
 
 def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | None) -> Runner:
@@ -351,15 +326,10 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
     with, becomes the request's result: an agent reads stdout, so stdout always answers."""
     from redline.cli._connect import daemon_client_started
     from redline.daemon import protocol
-    from redline.daemon.protocol import RpcError
     from redline.engine.errors import RedlineError
     from redline.fsops import interrupts
+    from redline.pipeline.daemon_call import send, unsure
 
-    unsure = (
-        "the daemon may or may not have committed it: run `redline daemon start` (a daemon "
-        f"first finishes a request it was interrupted in), then `redline log {session}` "
-        "shows the session's commits; check there before sending it again"
-    )
     try:
         client, started = daemon_client_started(repo)
     except RedlineError as exc:
@@ -374,36 +344,25 @@ def _session_runner(repo: Path, session: str, dry_run: bool, threshold: float | 
             return failure("invalid", obj, no_session[0], session)
         if isinstance(obj, dict) and threshold is not None and obj.get("tool") == "edit":
             obj.setdefault("threshold", threshold)  # only an edit has one
-        params = {"session": session, "request": obj, "dry_run": dry_run}
         try:
             # Sent, the request is the daemon's: a signal waits for its answer (a second
             # one does not: the daemon may be stuck, and the answer says so).
             with interrupts.writing(patient=False):
-                answer = client.call("apply", params)
+                sent = send(client, session, obj, dry_run=dry_run)
         except interrupts.Interrupted as stopped:
             name = interrupts.NAMES.get(stopped.signum, "a signal")
-            error = f"interrupted ({name}) while the daemon was applying it; {unsure}"
+            error = f"interrupted ({name}) while the daemon was applying it; {unsure(session)}"
             stopped.answer = failure("failed", obj, error, session)
             raise
-        except RpcError as exc:
-            if exc.code == protocol.CONNECTION_CLOSED:
-                error = f"the daemon closed the connection before answering; {unsure}"
-                return failure("failed", obj, error, session)
-            if exc.code == protocol.SESSION_ERROR and started:
-                # Started only for a session that is not there: stop it again, and
-                # answer the rest of the stream without it.
-                no_session.append(rpc_error(exc))
-                _stop_unless_in_use(repo, client)
-            return failure(rpc_status(exc), obj, rpc_error(exc), session)
-        except OSError as exc:
-            return failure(
-                "failed", obj, f"lost the connection to the daemon ({exc}); {unsure}", session
-            )
-        if not isinstance(answer, dict) or "status" not in answer:
-            raise ValueError(f"the daemon answered {clip(repr(answer))}, not a result")
-        return answer
+        refused = sent.refused
+        if refused is not None and refused.code == protocol.SESSION_ERROR and started:
+            # Started only for a session that is not there: stop it again, and
+            # answer the rest of the stream without it.
+            no_session.append(rpc_error(refused))
+            _stop_unless_in_use(repo, client)
+        return sent.result
 
-    return guarded(run, unsure, session)
+    return guarded(run, unsure(session), session)
 
 
 def _stop_unless_in_use(repo: Path, client: Any) -> None:
@@ -425,7 +384,9 @@ def _cannot_start(exc: RedlineError) -> tuple[Status, str]:
 
     if isinstance(exc, NoRepository) or exc.exit_code == 2:  # --repo or a setting is wrong
         return "invalid", str(exc)
-    return "failed", f"{exc}; nothing was sent to the daemon, so nothing was applied"
+    from redline.pipeline.daemon_call import not_sent
+
+    return "failed", not_sent(exc)
 
 
 def _emit(payload: dict[str, Any]) -> None:

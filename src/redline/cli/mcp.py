@@ -76,13 +76,13 @@ def mcp_command(
     git_mode = in_git and not embedded
     root = repository_root(repo) if git_mode else repo.resolve()
 
-    from redline.mcp.backend import Embedded, Session
+    from redline.mcp.backend import DaemonSession, Embedded
 
     backend: Backend
     if git_mode:
         from redline.cli._connect import daemon_client_started
 
-        backend = Session(lambda: daemon_client_started(repo), session)
+        backend = DaemonSession(lambda: daemon_client_started(repo), session)
     else:
         backend = Embedded(root)
     _serve(root, backend, model, provider, git_mode, session, repo)
@@ -97,7 +97,7 @@ def _serve(
     session: str | None,
     repo: Path,
 ) -> None:
-    from redline.mcp.approvals import Approvals
+    from redline.mcp.allowances import Allowances
     from redline.mcp.server import Served
     from redline.tools.config import load_config
     from redline.tools.definitions import DEFINITIONS
@@ -116,7 +116,7 @@ def _serve(
         else f"embedded under {root}"
     )
     click.echo(f"redline mcp: {where}; tools: {', '.join(surface.tools)}", err=True)
-    served = Served(tools, backend, Approvals(config.permissions), model, provider)
+    served = Served(tools, backend, Allowances(config.permissions), model, provider)
     signum = run_stdio(served)
     if signum is not None:  # stopped as asked: quietly, with the signal's exit status
         from redline.fsops.interrupts import Interrupted

@@ -15,6 +15,10 @@ from typing import Any
 from redline.engine.errors import RedlineError
 
 PROTOCOL_VERSION = 1
+# What ``hello`` answers under "permissions": this daemon judges every ``apply`` by the
+# [permission] rules (daemon.rules). A client relying on it refuses a daemon that does not
+# say so (one older than the check).
+PERMISSIONS_ENFORCED = "enforced"
 MAX_MESSAGE = 8 * 1024 * 1024  # bytes of one request line, newline excluded (results are not cut)
 MAX_DEPTH = 64  # arrays and objects nested in one message (a request needs about 5)
 

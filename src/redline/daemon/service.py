@@ -20,7 +20,8 @@ import pygit2
 from redline import __version__
 from redline.daemon import protocol
 from redline.daemon.housekeeping import Housekeeping
-from redline.daemon.protocol import PROTOCOL_VERSION, RpcError
+from redline.daemon.protocol import PERMISSIONS_ENFORCED, PROTOCOL_VERSION, RpcError
+from redline.daemon.rules import SessionRules
 from redline.engine.edit import EditRequest
 from redline.engine.errors import RedlineError, RequestError
 from redline.engine.hints import FailureHints
@@ -40,6 +41,7 @@ from redline.gitops.writer import Writer
 from redline.hooks import ledger
 from redline.hooks.config import policy_from_files, settings_table
 from redline.hooks.mainline import Mainline
+from redline.tools.permissions import Permissions, unknown_rules, verdict
 
 log = logging.getLogger("redline.daemon")
 T = TypeVar("T")
@@ -55,6 +57,7 @@ class Service:
         *,
         git_env: Mapping[str, str],
         fault: Callable[[str], None] | None = None,
+        user_config: Path | None = None,
     ) -> None:
         # libgit2 keeps every pack file it read open, and the daemon writes a pack per
         # request: without a bound a long session runs out of file descriptors.
@@ -74,6 +77,8 @@ class Service:
         self._fault = fault
         self._flush_problem: str | None = None
         self._appliers: dict[str, SessionApplier] = {}
+        # The [permission] rules of each session, judged here for every client.
+        self.rules = SessionRules(self.repo, user_config)
         self._hints: dict[str, FailureHints] = {}
         self.on_session_open: Callable[[SessionApplier], None] = lambda applier: None
         self.on_session_close: Callable[[str], None] = lambda name: None
@@ -207,7 +212,12 @@ class Service:
                 f"this daemon speaks protocol {PROTOCOL_VERSION}, the client asked for {wanted!r};"
                 " restart the daemon with the same redline version as the client",
             )
-        return {"server": "redline", "version": __version__, "protocol": PROTOCOL_VERSION}
+        return {
+            "server": "redline",
+            "version": __version__,
+            "protocol": PROTOCOL_VERSION,
+            "permissions": PERMISSIONS_ENFORCED,
+        }
 
     def session_open(self, params: dict[str, Any]) -> dict[str, Any]:
         name = _optional_str(params, "name")
@@ -244,6 +254,7 @@ class Service:
         )
         self._appliers.pop(name, None)
         self._hints.pop(name, None)
+        self.rules.forget(name)
         self.on_session_close(name)
         return {"name": name, "closed": True}
 
@@ -252,6 +263,13 @@ class Service:
         the requests of one session come one at a time (the server sees to it)."""
         name = _required_str(params, "session")
         request_obj = params.get("request")
+        if not isinstance(params.get("asked", False), bool):
+            raise RpcError(
+                protocol.INVALID_PARAMS,
+                "invalid params",
+                "'asked' must be true or false: whether a person allowed what an ask rule "
+                "holds for this request",
+            )
         token = self.staged.holds.begin()
         try:
             return self._apply(name, request_obj, params)
@@ -259,15 +277,22 @@ class Service:
             self.staged.holds.end(token)
 
     def _apply(self, name: str, request_obj: Any, params: dict[str, Any]) -> dict[str, Any]:
-        from redline.tools.schema import parse_request
+        from redline.tools.request import parse_request
 
         try:
-            applier = self.on_worker(lambda: self._applier_now(name))
+            applier, rules = self.on_worker(lambda: self._judged(name))
         except WorktreeGone as exc:
             path = request_obj.get("path") if isinstance(request_obj, dict) else None
             result = Result("failed", path=path if isinstance(path, str) else None, error=str(exc))
             result.session = name
             return result.to_dict()
+        if isinstance(rules, str):
+            stopped = unknown_rules(rules, request_obj)
+        else:
+            stopped = verdict(rules, request_obj, asked=bool(params.get("asked", False)))
+        if stopped is not None:
+            stopped["session"] = name
+            return stopped
         try:
             request, turn = parse_request(request_obj)
         except RequestError as exc:
@@ -302,10 +327,15 @@ class Service:
             self._record_outcomes(name, request_obj, answer)
         return answer
 
-    def _applier_now(self, name: str) -> SessionApplier:
-        """The session's applier, with git's settings read as they are now (on the worker)."""
+    def _judged(self, name: str) -> tuple[SessionApplier, Permissions | str]:
+        """On the worker: the session's applier, with git's settings read as they are now,
+        and the permission rules for its requests (or why they cannot be read)."""
         self._read_settings()
-        return self.applier(name)
+        applier = self.applier(name)
+        try:
+            return applier, self.rules(applier.session)
+        except RedlineError as exc:
+            return applier, str(exc)
 
     def _record_outcomes(self, name: str, request: Any, answer: dict[str, Any]) -> None:
         """Note a refused request (or a patch's refused file groups) in the session's

@@ -24,8 +24,10 @@
     ├── LockHeld                  another process holds git's lock on a file (fsops.atomic)
     ├── ResourceError             the machine refused a write: a full disk, a read-only file
     │                             system, no file descriptors left (fsops.resources)
-    ├── PolicyError               the guard policy does not parse or validate (hooks.config)
-    ├── ConfigError               a tool setting ([permission], [compat]) is unusable
+    ├── SettingsError             a settings file cannot be used: its file, and the key or
+    │   │                         the line and column (engine.errors)
+    │   ├── PolicyError           the guard policy does not parse or validate (hooks.config)
+    │   └── ConfigError           a tool setting ([permission], [compat]) is unusable
     │                             (tools.config)
     ├── ApprovalError             an approval cannot be recorded (hooks.approve)
     ├── LandRefused               the guard refuses to land a session (hooks.land)
@@ -51,6 +53,12 @@ one error boundary, ``redline.cli.boundary``, is where it is used).
 """
 
 from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Self
+
+if TYPE_CHECKING:
+    import tomllib
 
 
 class RedlineError(Exception):
@@ -114,3 +122,55 @@ class TooDifferent(MergeRefusal):
     def __init__(self, drifted: int) -> None:
         super().__init__(f"{drifted} lines differ in content")
         self.drifted = drifted
+
+
+_TOML_POSITION = re.compile(
+    r"^(?P<reason>.*) \(at (?:line (?P<line>\d+), column (?P<column>\d+)|end of document)\)$", re.S
+)
+
+
+class SettingsError(RedlineError):
+    """A settings file cannot be used: ``source`` names the file (and the table in it),
+    ``where`` the key — or the line and column, also in ``line`` and ``column``, when the
+    file is not TOML — and ``problem`` says why. A subclass names what the file held
+    (``what``) and where the format is described (``see``)."""
+
+    what = "redline settings"
+    see = "the README"
+
+    def __init__(
+        self,
+        source: str,
+        where: str,
+        problem: str,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        self.source = source
+        self.where = where
+        self.problem = problem
+        self.line = line
+        self.column = column
+        super().__init__(
+            f"invalid {self.what} in {source}: {where}: {problem}. Fix the file and retry "
+            f"(see {self.see})"
+        )
+
+    @property
+    def file(self) -> str:
+        """The file to fix (``source`` may name a section of it)."""
+        return self.source.partition(" ")[0]
+
+    @classmethod
+    def not_toml(cls, exc: tomllib.TOMLDecodeError, text: str, source: str) -> Self:
+        """The parser's reason, line and column (tomllib puts them in its message only)."""
+        found = _TOML_POSITION.match(str(exc))
+        if found is None:
+            return cls(source, "TOML", f"not valid TOML: {exc}")
+        if found["line"] is not None:
+            line, column = int(found["line"]), int(found["column"])
+        else:  # at the end of the document: after its last character
+            lines = text.split("\n")
+            line, column = len(lines), len(lines[-1]) + 1
+        where = f"line {line}, column {column}"
+        return cls(source, where, f"not valid TOML: {found['reason']}", line, column)

@@ -31,12 +31,14 @@ from redline.engine.budget import TooLarge
 from redline.engine.errors import MergeConflict, RedlineError, TooDifferent
 from redline.engine.fold import punctuation_key
 from redline.engine.indent import Style, indentation, style
+from redline.engine.match_types import confidences
 from redline.engine.merge import adapt
 from redline.engine.patch_parse import Hunk, HunkLine
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-CONFIDENCE = {"exact": 1.0, "rstrip": 0.99, "strip": 0.98, "punctuation": 0.97}
-TOLERANT = ("rstrip", "strip", "punctuation")  # each must fit one place: never the first
+# The passes in order, with their confidences (engine.match_types: one table of every tier).
+CONFIDENCE = confidences("apply_patch")
+TOLERANT = tuple(name for name in CONFIDENCE if name != "exact")  # each must fit one place
 TOLERATES = {
     "rstrip": "trailing whitespace",
     "strip": "whitespace",

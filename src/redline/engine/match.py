@@ -19,20 +19,15 @@ from itertools import accumulate
 from redline.engine import budget, similarity
 from redline.engine.budget import TooLarge
 from redline.engine.fold import Folded, fold_punctuation, fold_whitespace
+from redline.engine.match_types import confidences, of_tool
 
-CONFIDENCE = {
-    "exact": 1.0,
-    "trailing_newline": 0.99,
-    "punctuation": 0.97,
-    "whitespace": 0.95,
-    "escaped": 0.9,  # old_string with \\n, \\t, \\' … where the file has the characters
-    "prefixed": 0.9,  # line numbers, box glyphs or diff markers copied from a view, removed
-    "fragment": 0.9,  # a one-line old_string that is part of one longer line of the file
-}
+# The edit tool's fixed confidences (engine.match_types: one table of every tier).
+CONFIDENCE = confidences("edit")
 # A match that tolerated anything reports at most this: never 1.0, whatever its
 # similarity rounds to (a 300-line block with one typo is 0.99996 similar).
 TOLERANT_CEILING = 0.9999
-TIERS = ("exact", "trailing_newline", "punctuation", "whitespace", "fuzzy", "line_fuzzy")
+# The chain's tiers, strictest first (the recoveries beside it are engine.edit's).
+TIERS = tuple(tier.name for tier in of_tool("edit") if not tier.recovery)
 CLEAR_MARGIN = 0.03
 # Fuzzy tiers need this much non-whitespace text: shorter snippets are too
 # easily similar to unrelated code.

@@ -28,24 +28,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from redline.engine.confidence import shown_confidence
+from redline.engine.match_types import MATCH_TYPES as ALL_MATCH_TYPES
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
 ACTIONS = ("review", "reject")
-MATCH_TYPES = (
-    "exact",
-    "trailing_newline",
-    "punctuation",
-    "whitespace",
-    "escaped",
-    "prefixed",
-    "fragment",
-    "fuzzy",
-    "line_fuzzy",
-    "rstrip",
-    "strip",
-)
+# Every match type a policy may name (engine.match_types: one table of every tier).
+MATCH_TYPES: tuple[str, ...] = ALL_MATCH_TYPES
 POLICY_FILE = ".redline.toml"
 # The policy file's sections the guard reads (hooks.config); tools.config reads the others.
 POLICY_SECTIONS = ("guard", "validate")

@@ -1,6 +1,6 @@
 """Changes to redline's own settings files in embedded mode (``.redline.toml``, the
 ``[tool.redline]`` table of ``pyproject.toml``): the guard policy and the permissions
-that govern the agent. The caller (cli.runners) says whether a change may be made;
+that govern the agent. The caller (pipeline.runners) says whether a change may be made;
 this module finds the planned writes that reach those files, symbolic links
 included, and asks it."""
 

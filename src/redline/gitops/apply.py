@@ -70,8 +70,7 @@ from redline.gitops.carried import CARRIED_FLAG, FlaggedEdits, carried_flag
 from redline.gitops.errors import WorktreeGone
 from redline.gitops.notes import Note, NoteOperation, Verdict
 from redline.gitops.objects import write_blob, write_commit
-from redline.gitops.publish import Commit as Landing
-from redline.gitops.publish import Fault, Publisher, stamp
+from redline.gitops.publish import Fault, Landing, Publisher, stamp
 from redline.gitops.repo import Layout, signature
 from redline.gitops.session import Session
 from redline.gitops.snapshot import DirtyPaths, TreeSnapshot, changed_paths

@@ -41,7 +41,12 @@ def mainline_rev(common: Path, session: str | None) -> tuple[str, str]:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             record = {}
-    origin, base = record.get("origin"), record.get("base")
+    return governing_rev(record.get("origin"), record.get("base"))
+
+
+def governing_rev(origin: object, base: object) -> tuple[str, str]:
+    """:func:`mainline_rev` of a session opened from ``origin`` at ``base`` (as its record
+    holds them; the daemon has them in memory)."""
     if isinstance(origin, str) and origin.startswith("refs/heads/"):
         return origin, f"on {origin.removeprefix('refs/heads/')}"
     if isinstance(base, str) and base:

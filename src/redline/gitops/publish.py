@@ -59,8 +59,9 @@ _RECHECKED = 64  # latest commits whose notes each publication makes sure of
 
 
 @dataclass(frozen=True)
-class Commit:
-    """A commit of the request, and the note that goes with it."""
+class Landing:
+    """A commit of the request, and the note that goes with it (what the publisher lands;
+    the result's report of a commit is engine.result.Commit)."""
 
     oid: pygit2.Oid
     note: Mapping[str, Any]
@@ -104,7 +105,7 @@ class Publisher:
         self,
         request: str,
         old: pygit2.Oid,
-        commits: list[Commit],
+        commits: list[Landing],
         files: dict[str, Entry | None],
         external: Mapping[str, Entry | None],
     ) -> str | None:

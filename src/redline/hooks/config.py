@@ -13,13 +13,12 @@ paths whose files must still parse after an edit)::
 
 from __future__ import annotations
 
-import re
 import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from redline.engine.errors import RedlineError
+from redline.engine.errors import SettingsError
 from redline.engine.policy import (
     ACTIONS,
     MATCH_TYPES,
@@ -42,52 +41,15 @@ _VALIDATE_KEYS = {"paths"}
 OTHER_SECTIONS = ("permission", "compat", "agent")
 
 
-_POSITION = re.compile(
-    r"^(?P<reason>.*) \(at (?:line (?P<line>\d+), column (?P<column>\d+)|end of document)\)$", re.S
-)
+class PolicyError(SettingsError):
+    """The guard policy in ``source`` cannot be used (see :class:`SettingsError`)."""
 
-
-class PolicyError(RedlineError):
-    """The policy in ``source`` cannot be used: ``where`` (a key, or a line and column
-    when the file is not TOML) and ``problem`` say why."""
-
-    def __init__(
-        self,
-        source: str,
-        where: str,
-        problem: str,
-        line: int | None = None,
-        column: int | None = None,
-    ) -> None:
-        self.source = source
-        self.where = where
-        self.problem = problem
-        self.line = line
-        self.column = column
-        super().__init__(
-            f"invalid guard policy in {source}: {where}: {problem}. Fix the file and retry "
-            "(see the README's Guard section for the format)"
-        )
-
-    @property
-    def file(self) -> str:
-        """The file to fix (``source`` may name a section of it)."""
-        return self.source.partition(" ")[0]
+    what = "guard policy"
+    see = "the README's Guard section for the format"
 
 
 def _not_toml(exc: tomllib.TOMLDecodeError, text: str, source: str) -> PolicyError:
-    """The parser's reason, line and column (tomllib puts them in its message only)."""
-    found = _POSITION.match(str(exc))
-    if found is None:
-        return PolicyError(source, "TOML", f"not valid TOML: {exc}")
-    if found["line"] is not None:
-        line, column = int(found["line"]), int(found["column"])
-    else:  # at the end of the document: after its last character
-        lines = text.split("\n")
-        line, column = len(lines), len(lines[-1]) + 1
-    return PolicyError(
-        source, f"line {line}, column {column}", f"not valid TOML: {found['reason']}", line, column
-    )
+    return PolicyError.not_toml(exc, text, source)
 
 
 Reader = Callable[[str], "bytes | None"]  # a file's bytes by path (None: no such file)

@@ -9,10 +9,11 @@ block: the server runs them on a worker thread, one at a time.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from redline.cli.runners import embedded_runner, failure, guarded, rpc_error, rpc_status
+from redline.pipeline.runners import embedded_runner, failure, guarded, rpc_error, rpc_status
 
 if TYPE_CHECKING:
     from redline.daemon.client import Client
@@ -21,7 +22,11 @@ Connect = Callable[[], tuple["Client", bool]]  # a daemon client, and whether it
 
 
 class Backend(Protocol):
-    def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]: ...
+    def apply(
+        self, request: dict[str, Any], client_name: str | None, asked: bool = False
+    ) -> dict[str, Any]:
+        """The request's result. ``asked``: a person allowed what an ask rule holds for it
+        (the daemon judges the rules again, and lets an ask rule pass only then)."""
 
     def where(self, client_name: str | None) -> Path | None:
         """The folder request paths are relative to (None when it cannot be known now:
@@ -37,7 +42,9 @@ class Embedded:
         self.root = root
         self._run = embedded_runner(root, dry_run=False, threshold=None)
 
-    def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]:
+    def apply(
+        self, request: dict[str, Any], client_name: str | None, asked: bool = False
+    ) -> dict[str, Any]:
         return self._run(request)
 
     def where(self, client_name: str | None) -> Path | None:
@@ -47,7 +54,7 @@ class Embedded:
         pass
 
 
-class Session:
+class DaemonSession:
     """Requests sent to a daemon session: the one named, or else one named for the client
     (``naming.session_name_for``), opened on the first call — or used as it is when it
     is open already, resumed when only its branch is left.
@@ -65,9 +72,14 @@ class Session:
         self.name: str | None = None  # the session in use, once the first call opened it
         self.worktree: Path | None = None  # its worktree, known once it is open
 
-    def apply(self, request: dict[str, Any], client_name: str | None) -> dict[str, Any]:
+    def apply(
+        self, request: dict[str, Any], client_name: str | None, asked: bool = False
+    ) -> dict[str, Any]:
+        from redline.pipeline.daemon_call import unsure
+
         self._name(client_name)
-        return guarded(self._send, self._unsure(), self.name)(request)
+        assert self.name is not None
+        return guarded(partial(self._send, asked=asked), unsure(self.name), self.name)(request)
 
     def where(self, client_name: str | None) -> Path | None:
         """The session's worktree (the session opened when it is not yet)."""
@@ -91,10 +103,10 @@ class Session:
             self._client.close()
             self._client = None
 
-    def _send(self, request: Any) -> dict[str, Any]:
-        from redline.daemon import protocol
+    def _send(self, request: Any, asked: bool) -> dict[str, Any]:
         from redline.daemon.protocol import RpcError
         from redline.engine.errors import RedlineError
+        from redline.pipeline.daemon_call import not_sent, send
 
         assert self.name is not None
         try:
@@ -102,23 +114,11 @@ class Session:
         except RpcError as exc:  # session.open refused: the name, the base, the repository
             return failure(rpc_status(exc), request, rpc_error(exc), self.name)
         except RedlineError as exc:
-            error = f"{exc}; nothing was sent to the daemon, so nothing was applied"
-            return failure("failed", request, error, self.name)
-        try:
-            answer = client.call("apply", {"session": self.name, "request": request})
-        except RpcError as exc:
-            if exc.code == protocol.CONNECTION_CLOSED:
-                self.close()
-                error = f"the daemon closed the connection before answering; {self._unsure()}"
-                return failure("failed", request, error, self.name)
-            return failure(rpc_status(exc), request, rpc_error(exc), self.name)
-        except OSError as exc:
+            return failure("failed", request, not_sent(exc), self.name)
+        sent = send(client, self.name, request, **({"asked": True} if asked else {}))
+        if sent.lost:
             self.close()
-            error = f"lost the connection to the daemon ({exc}); {self._unsure()}"
-            return failure("failed", request, error, self.name)
-        if not isinstance(answer, dict) or "status" not in answer:
-            raise ValueError(f"the daemon answered {answer!r:.300}, not a result")
-        return answer
+        return sent.result
 
     def _ready(self) -> Client:
         """The connection, made (and the session opened) when there is none or the daemon
@@ -154,11 +154,3 @@ class Session:
                 self.worktree = Path(item["worktree"])
                 return True
         return False
-
-    def _unsure(self) -> str:
-        session = self.name or self._named or "<session>"
-        return (
-            "the daemon may or may not have committed it: `redline log "
-            f"{session}` shows the session's commits; check there (or re-read the file) "
-            "before sending it again"
-        )

@@ -33,12 +33,12 @@ from mcp.shared.exceptions import MCPError
 
 from redline import __version__
 from redline.engine.result import Result
-from redline.mcp.approvals import Approvals
+from redline.mcp.allowances import Allowances
 from redline.mcp.backend import Backend
 from redline.mcp.stdio import stdio_transport
 from redline.mcp.text import is_error, summary
 from redline.tools.definitions import DEFINITIONS, ToolDefinition
-from redline.tools.permissions import Decision, rejected_result
+from redline.tools.permissions import Decision, needs_permission, rejected_result
 from redline.tools.surface import downgraded_patch_call
 
 INSTRUCTIONS = (
@@ -48,7 +48,6 @@ INSTRUCTIONS = (
 )
 APPROVAL = "approval"  # the key of the one input request an approval round carries
 _FORM: dict[str, Any] = {"type": "object", "properties": {}}  # yes or no: nothing to fill in
-_READ_ONLY = frozenset(["read"])
 _DESTRUCTIVE = frozenset(["delete", "write"])
 
 
@@ -60,7 +59,7 @@ class Served:
 
     tools: Sequence[ToolDefinition]
     backend: Backend
-    permissions: Approvals
+    permissions: Allowances
     model: str | None = None
     provider: str | None = None
     # open approval rounds: the state a client echoes -> tool, path, decision, root
@@ -201,14 +200,16 @@ def _attempt(
     """On the worker thread: the permission check where the paths will be applied (the
     session's worktree in git mode), then the request. The result, or what to ask."""
     tool = str(request["tool"])
-    if tool != "read":  # read changes nothing: no permission needed
+    asked = False
+    if needs_permission(tool):
         root = served.backend.where(client_name)
         decision, path = served.permissions.decide(request, root)
         if decision.action == "deny" or (decision.action == "ask" and path is None):
             return rejected_result(decision, tool, path)
         if decision.action == "ask" and path is not None:
             return decision, path, root
-    return served.backend.apply(request, client_name)
+        asked = decision.by_person
+    return served.backend.apply(request, client_name, asked)
 
 
 async def _ask(
@@ -233,7 +234,7 @@ async def _ask(
         return _cannot_ask(decision, tool, path, f"it answered the question with an error ({exc})")
     if answer.action != "accept":
         return _declined(decision, tool, path, answer.action)
-    served.permissions.approve(tool, path, root)
+    served.permissions.allow(tool, path, root)
     return None
 
 
@@ -252,7 +253,7 @@ def _answered(served: Served, params: types.CallToolRequestParams) -> dict[str, 
     action = response.action if isinstance(response, types.ElicitResult) else "cancel"
     if action != "accept":
         return _declined(decision, tool, path, action)
-    served.permissions.approve(tool, path, root)
+    served.permissions.allow(tool, path, root)
     return None
 
 
@@ -313,7 +314,7 @@ def _tool(definition: ToolDefinition) -> types.Tool:
         description=definition.description,
         input_schema=dict(definition.parameters),
         annotations=types.ToolAnnotations(
-            read_only_hint=definition.name in _READ_ONLY,
+            read_only_hint=not needs_permission(definition.name),
             destructive_hint=definition.name in _DESTRUCTIVE,
             open_world_hint=False,
         ),
@@ -338,7 +339,7 @@ def _path(arguments: Mapping[str, Any]) -> str | None:
 
 
 def _internal(exc: Exception, params: types.CallToolRequestParams) -> dict[str, Any]:
-    from redline.cli.boundary import describe, where_logged
+    from redline.crashlog import describe, where_logged
 
     error = (
         f"internal error: {describe(exc)}; it may not have been applied: re-read the file "

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from redline.engine.errors import RedlineError
+from redline.engine.errors import SettingsError
 from redline.engine.policy import POLICY_FILE, POLICY_SECTIONS, glob_problem
 from redline.tools.permissions import (
     ACTIONS,
@@ -75,17 +75,11 @@ _SECTIONS = {"permission", "compat", "agent", *POLICY_SECTIONS}
 _AGENT_KEYS = ("model", "provider")
 
 
-class ConfigError(RedlineError):
-    """A tool setting in ``source`` cannot be used: ``where`` (a key) and ``problem`` say why."""
+class ConfigError(SettingsError):
+    """A tool setting in ``source`` cannot be used (see :class:`SettingsError`)."""
 
-    def __init__(self, source: str, where: str, problem: str) -> None:
-        self.source = source
-        self.where = where
-        self.problem = problem
-        super().__init__(
-            f"invalid redline configuration in {source}: {where}: {problem}. Fix the file "
-            f"and retry (see {README_SECTION})"
-        )
+    what = "redline configuration"
+    see = README_SECTION
 
 
 @dataclass(frozen=True)
@@ -157,10 +151,13 @@ def repository_root(start: Path) -> Path:
     return here
 
 
-def load_config(root: Path, committed: Committed | None = None) -> Config:
+def load_config(
+    root: Path, committed: Committed | None = None, user_file: Path | None = None
+) -> Config:
     """The settings for the repository (or plain folder) whose working directory is ``root``;
     the repository's file as ``committed`` holds it when given (git mode), else as ``root``
-    has it.
+    has it. ``user_file``: the user's config file (default :func:`user_config_file`; the
+    daemon names the one of the environment it started in).
 
     ConfigError, naming the file and the key, when either file is unusable.
     """
@@ -170,7 +167,7 @@ def load_config(root: Path, committed: Committed | None = None) -> Config:
     agent: dict[str, str] = {}
     policy_files = False
     repository = _repository_file(root) if committed is None else _committed_file(committed)
-    for (data, source), own in ((_user_file(), True), (repository, False)):
+    for (data, source), own in ((_user_file(user_file), True), (repository, False)):
         if data is None:
             layers.append({})
             continue
@@ -218,8 +215,8 @@ def parse_config(text: str, source: str) -> Config:
     return Config(Permissions(rules), settings, (source,))
 
 
-def _user_file() -> tuple[dict[str, Any] | None, str]:
-    path = user_config_file()
+def _user_file(path: Path | None = None) -> tuple[dict[str, Any] | None, str]:
+    path = path or user_config_file()
     return _read(path, str(path)), str(path)
 
 
@@ -275,7 +272,7 @@ def _toml(text: str, source: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(source, "TOML", f"not valid TOML: {exc}") from None
+        raise ConfigError.not_toml(exc, text, source) from None
 
 
 def _parse(

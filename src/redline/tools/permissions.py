@@ -13,7 +13,12 @@ own. Explicit tool rules beat ``*`` because they come after it.
 A path through a symbolic link inside the root is judged by the file it leads
 to as well (the strictest of the two), as the file system layer follows it.
 
-``read`` changes nothing and needs no permission.
+``read`` changes nothing and needs no permission (:func:`needs_permission`).
+
+:func:`verdict` is the one decision every caller reaches — ``redline apply``
+embedded, ``redline mcp``, and the daemon for every ``apply`` it is sent: None
+lets a request through, a ``rejected`` result names the rule. An ``ask`` rule
+passes only when the caller asked a person and they allowed it.
 """
 
 from __future__ import annotations
@@ -37,6 +42,13 @@ _EVERY_PATH = frozenset({"*", "**", "**/*", "/*", "/**", "**/**"})
 _SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
 DEFAULT_RULE = "default (no rule)"
 READ_RULE = "read needs no permission"
+READ_TOOLS = frozenset({"read"})  # tools that change nothing
+
+
+def needs_permission(tool: object) -> bool:
+    """Whether a request of ``tool`` is judged by the rules: every tool but ``read``, which
+    changes nothing (the one place this rule is written)."""
+    return ALIASES.get(tool, tool) not in READ_TOOLS if isinstance(tool, str) else True
 
 
 @dataclass(frozen=True)
@@ -45,6 +57,8 @@ class Decision:
     # The rule that decided, as written, e.g. 'permission.edit."migrations/**" = "deny"'.
     rule: str
     source: str | None = None  # the file the rule was read from
+    # allowed by a person asked about an ``ask`` rule (redline mcp's allowances)
+    by_person: bool = False
 
 
 ALLOWED = Decision("allow", DEFAULT_RULE)
@@ -88,7 +102,7 @@ class Permissions:
     def decide(self, tool: str, path: str) -> Decision:
         """The action for ``tool`` (edit|apply_patch|write|delete) at ``path``."""
         tool = ALIASES.get(tool, tool)
-        if tool == "read":
+        if not needs_permission(tool):
             return Decision("allow", READ_RULE)
         relative = self.relative(path)
         decision = self._decide(tool, relative)
@@ -114,14 +128,17 @@ class Permissions:
         layer follows them), relative to the root; None without a root, or outside it."""
         if self.root is None or relative.startswith("/"):
             return None
-        base = os.path.realpath(self.root)
-        inside = strip_root(os.path.realpath(os.path.join(base, relative)), base)
+        try:
+            base = os.path.realpath(self.root)
+            inside = strip_root(os.path.realpath(os.path.join(base, relative)), base)
+        except (OSError, ValueError):  # a NUL byte: no file; the wire format refuses it
+            return None
         return inside if inside not in (None, ".") else None
 
     def available(self, tool: str) -> bool:
         """False when ``tool`` is denied for every path (a tool no call could use)."""
         tool = ALIASES.get(tool, tool)
-        if tool == "read":
+        if not needs_permission(tool):
             return True
         return _available(_chain(self.user, tool)) and _available(_chain(self.rules, tool))
 
@@ -221,7 +238,8 @@ def request_decision(
 ) -> tuple[Decision, str | None]:
     """The strictest decision over the paths ``request`` touches, and that path.
 
-    deny beats ask beats allow; among equals the first path named. A request
+    deny beats ask beats allow; among equals the first path named (an allow a person
+    gave before a plain one). A request
     naming no path (a read, or one too malformed to say) is allowed here and
     judged by the wire format.
     """
@@ -231,14 +249,41 @@ def request_decision(
     found: tuple[Decision, str | None] = (ALLOWED, None)
     for path in request_paths(request):
         decision = permissions.decide(tool, path)
-        if _SEVERITY[decision.action] > _SEVERITY[found[0].action]:
-            found = (decision, path)
+        stricter = _SEVERITY[decision.action] - _SEVERITY[found[0].action]
+        if stricter > 0 or (stricter == 0 and decision.by_person and not found[0].by_person):
+            found = (decision, path)  # an allow a person gave is kept: the daemon asks for it
     return found
 
 
 def strictest(decisions: Iterable[Decision]) -> Decision:
     """The strictest of several decisions (allow when there are none)."""
     return max(decisions, key=lambda d: _SEVERITY[d.action], default=ALLOWED)
+
+
+def verdict(permissions: Permissions, obj: Any, asked: bool = False) -> dict[str, Any] | None:
+    """None when the rules let request ``obj`` through; else its ``rejected`` result naming
+    the rule. ``asked``: the caller asked a person about an ``ask`` rule and they allowed
+    it (only a front end that can ask says so; the rest are refused with what to set)."""
+    if not isinstance(obj, dict):
+        return None  # refused as invalid by the wire format
+    decision, path = request_decision(permissions, obj)
+    if decision.action == "allow" or (decision.action == "ask" and asked):
+        return None
+    return rejected_result(decision, str(obj.get("tool")), path)
+
+
+def unknown_rules(error: str, obj: Any) -> dict[str, Any] | None:
+    """The answer to request ``obj`` when the settings holding the rules cannot be read
+    (``error`` says why): ``failed``, nothing applied — except a read, which needs no
+    permission."""
+    from redline.engine.result import Result
+
+    if isinstance(obj, dict) and not needs_permission(obj.get("tool")):
+        return None
+    path = obj.get("path") if isinstance(obj, dict) else None
+    given = path if isinstance(path, str) else None
+    message = f"{error}; nothing was applied, since the permissions it holds are unknown"
+    return Result("failed", path=given, error=message).to_dict()
 
 
 def rejected_result(decision: Decision, tool: str, path: str | None) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from pydantic import (
 
 from redline.engine.edit import DEFAULT_THRESHOLD, EditItem, EditRequest
 from redline.engine.errors import RequestError
+from redline.engine.match_types import MATCH_TYPES
 from redline.engine.patch import PatchRequest
 from redline.engine.paths import check_characters, has_control_character
 from redline.engine.read import DEFAULT_LIMIT, ReadRequest
@@ -228,5 +229,23 @@ def json_schema() -> dict[str, Any]:
     """JSON Schemas of the requests and of the result every caller gets."""
     return {
         "request": TypeAdapter(RequestModel).json_schema(),
-        "result": RESULT.json_schema(),
+        "result": result_schema(),
     }
+
+
+def result_schema() -> dict[str, Any]:
+    """The result's JSON Schema: the model's, with every ``match_type`` (the result's, each
+    match's, hunk's and file group's) one of the names of engine.match_types' table."""
+    schema = RESULT.json_schema()
+    tables = [schema, *schema.get("$defs", {}).values()]
+    for table in tables:
+        field = table.get("properties", {}).get("match_type")
+        if field is None:
+            continue
+        names = {"type": "string", "enum": list(MATCH_TYPES)}
+        if "anyOf" in field:  # optional: a name or null
+            field["anyOf"] = [names if f.get("type") == "string" else f for f in field["anyOf"]]
+        else:
+            field.pop("type", None)
+            field.update(names)
+    return schema

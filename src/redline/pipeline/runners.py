@@ -2,7 +2,7 @@
 
 ``redline apply`` and ``redline mcp`` hand every request to a runner: the
 embedded one applies it to the files under a folder in this process; a
-daemon caller (``apply --session``, ``redline.mcp.backend.Session``) sends it
+daemon caller (``apply --session``, ``redline.mcp.backend.DaemonSession``) sends it
 to a session. A runner never raises for what a request or the daemon does:
 :func:`guarded` turns a bug into the request's ``failed`` result, and
 :func:`failure`, :func:`rpc_status` and :func:`rpc_error` turn a problem into
@@ -33,9 +33,9 @@ def embedded_runner(
     from redline.engine.edit import EditRequest
     from redline.engine.errors import RequestError
     from redline.engine.hints import FailureHints
-    from redline.engine.read import ReadRequest
     from redline.engine.result import Result
     from redline.fsops.apply import apply_in_directory
+    from redline.tools.permissions import needs_permission
     from redline.tools.request import parse_request
 
     hints = FailureHints()
@@ -47,7 +47,7 @@ def embedded_runner(
             request, turn = parse_request(obj, threshold)
         except RequestError as exc:
             return Result("invalid", path=given_path(obj), error=str(exc)).to_dict()
-        if unreadable is not None and not isinstance(request, ReadRequest):  # a read edits nothing
+        if unreadable is not None and needs_permission(obj.get("tool")):
             return Result("rejected", path=given_path(obj), error=unreadable).to_dict()
         result = apply_in_directory(
             root, request, dry_run=dry_run, behind=behind, policy=policy, settings=settings
@@ -182,7 +182,7 @@ def clip(text: str, limit: int = 300) -> str:
 
 
 def _internal_error(exc: Exception, aftermath: str) -> str:
-    from redline.cli.boundary import describe, where_logged
+    from redline.crashlog import describe, where_logged
 
     return (
         f"internal error: {clip(describe(exc))}; {aftermath}. This is a bug in redline, "

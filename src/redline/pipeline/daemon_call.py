@@ -1,0 +1,77 @@
+"""A request sent to a daemon session, and what becomes of it when the call fails.
+
+``redline apply --session`` and ``redline mcp`` (git mode) both send the wire
+request as ``apply {session, request}``; every way that call can fail is the
+request's result here, in one wording. Once the daemon holds a request, a lost
+connection leaves it unknown whether it was committed: the answer says so and
+how to find out (:func:`unsure`), never "not applied".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from redline.pipeline.runners import clip, failure, rpc_error, rpc_status
+
+OLD_DAEMON = (
+    "the redline daemon that runs is older than this redline and does not check the "
+    "[permission] rules of what it is sent; run `redline daemon stop` (the next command "
+    "starts the current one), then send it again"
+)
+
+if TYPE_CHECKING:
+    from redline.daemon.client import Client
+    from redline.daemon.protocol import RpcError
+
+
+@dataclass
+class Sent:
+    """What came of one ``apply`` call: the request's ``result``; whether the connection is
+    gone (``lost``: closed or broken, make a new one for the next call); the daemon's error
+    answer when it refused the call (``refused``)."""
+
+    result: dict[str, Any]
+    lost: bool = False
+    refused: RpcError | None = None
+
+
+def unsure(session: str) -> str:
+    """What to do about a request the daemon may or may not have committed."""
+    return (
+        "the daemon may or may not have committed it: run `redline daemon start` (a daemon "
+        f"first finishes a request it was interrupted in), then `redline log {session}` "
+        "shows the session's commits; check there (or re-read the file) before sending it "
+        "again"
+    )
+
+
+def not_sent(why: object) -> str:
+    """The error of a request that never reached the daemon (``why``: what stopped it)."""
+    return f"{why}; nothing was sent to the daemon, so nothing was applied"
+
+
+def send(client: Client, session: str, request: Any, **params: Any) -> Sent:
+    """Send ``request`` to ``session`` (``params``: ``dry_run``, ``asked``); its result.
+
+    Raises only for what is not the call's: a signal (the caller answers it), or a
+    daemon that answers with something that is not a result (a bug: ValueError).
+    """
+    from redline.daemon import protocol
+    from redline.daemon.protocol import RpcError
+
+    if client.server.get("permissions") != protocol.PERMISSIONS_ENFORCED:
+        return Sent(failure("failed", request, not_sent(OLD_DAEMON), session))
+    try:
+        answer = client.call("apply", {"session": session, "request": request, **params})
+    except RpcError as exc:
+        if exc.code == protocol.CONNECTION_CLOSED:
+            error = f"the daemon closed the connection before answering; {unsure(session)}"
+            return Sent(failure("failed", request, error, session), lost=True)
+        return Sent(failure(rpc_status(exc), request, rpc_error(exc), session), refused=exc)
+    except OSError as exc:
+        error = f"lost the connection to the daemon ({exc}); {unsure(session)}"
+        return Sent(failure("failed", request, error, session), lost=True)
+    if not isinstance(answer, dict) or "status" not in answer:
+        raise ValueError(f"the daemon answered {clip(repr(answer))}, not a result")
+    return Sent(answer)

@@ -1,0 +1,44 @@
+"""The permission step of ``redline apply`` in embedded mode.
+
+:func:`permission_gate` reads the folder's rules once; each request then gets
+the one verdict every front end and the daemon reach
+(:func:`redline.tools.permissions.verdict`): None lets it through; a
+``rejected`` result names the rule instead, and nothing is applied. A command
+reading stdin has no one to ask, so an ``ask`` rule is refused with what to
+configure. When the settings cannot be read, every request but a read is
+answered ``failed``. The daemon judges every ``apply`` it is sent the same way
+(``daemon.rules``), so a socket client cannot skip the rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from redline.engine.errors import RedlineError
+from redline.tools.config import Committed, load_config
+from redline.tools.permissions import unknown_rules, verdict
+
+Gate = Callable[[Any], dict[str, Any] | None]
+
+
+def permission_gate(
+    root: Path, paths_root: Path | None = None, committed: Callable[[], Committed] | None = None
+) -> Gate:
+    """The check for requests to the folder or repository ``root`` (its settings are read
+    now), whose paths are relative to ``paths_root`` (default ``root``; a session's
+    worktree in git mode, where an absolute path names a file of the worktree).
+    ``committed`` reads the repository's settings files as the main line has them (git
+    mode), instead of from ``root``."""
+    try:
+        permissions = load_config(root, committed() if committed is not None else None).permissions
+    except RedlineError as exc:
+        return partial(unknown_rules, str(exc))
+    if paths_root is not None:
+        permissions = replace(permissions, root=str(paths_root))
+    if not permissions.rules and not permissions.user:
+        return lambda obj: None
+    return partial(verdict, permissions)

@@ -245,3 +245,15 @@ def test_review_log_and_ci_show_the_request_beside_the_file_here_and_in_fresh_cl
         f"requests/{blob[:2]}/{blob[2:]}"
         in git(c, "ls-tree", "-r", "--name-only", "refs/notes/redline").split()
     )
+
+
+def test_a_review_page_that_cannot_be_written_says_where_and_what_to_do(tmp_path: Path) -> None:
+    repo = user_repo(tmp_path / "repo")
+    flagged_edit(repo)
+    target = tmp_path / "missing" / "review.html"
+    proc = redline(repo, "review", "--repo", str(repo), "--html", str(target))
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        f"redline: cannot write the review page to {target}: No such file or directory; "
+        "name a file in a folder you can write to\n"
+    )

@@ -18,6 +18,7 @@ import click
 from redline.cli._connect import repo_option
 from redline.cli.guard import _policy, _repo
 from redline.engine.confidence import shown_confidence
+from redline.engine.errors import RedlineError
 
 
 @click.command("review")
@@ -47,7 +48,7 @@ def review_command(repo: Path, as_json: bool, html_file: Path | None) -> None:
         try:
             html_file.write_text(page(items, settled), encoding="utf-8")
         except OSError as exc:
-            raise click.ClickException(
+            raise RedlineError(
                 f"cannot write the review page to {html_file}: {exc.strerror or exc}; "
                 "name a file in a folder you can write to"
             ) from None

@@ -19,7 +19,7 @@ from redline.engine.edit import EditItem, EditRequest
 from redline.engine.patch import PatchRequest
 from redline.engine.write import DeleteRequest, WriteRequest
 from redline.gitops import notes, sent
-from redline.gitops.errors import CorruptNotes
+from redline.gitops.errors import CorruptNotes, RequestRedacted
 from redline.gitops.notes_merge import merge_into
 from redline.gitops.repo import NOTES_REF, signature
 from redline.hooks import ledger
@@ -124,3 +124,19 @@ def test_merging_two_clones_notes_keeps_the_requests_of_both(
     listed = git(repo, "ls-tree", "-r", "--name-only", NOTES_REF).split()
     assert sent.path_of(ours_record["blob"]) in listed
     assert sent.path_of(theirs_record["blob"]) in listed
+
+
+def test_likely_secrets_are_redacted_and_such_a_request_is_never_run_again(
+    handle: pygit2.Repository, repo: Path
+) -> None:
+    secret = 'TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"\n'
+    request = EditRequest("a.txt", (EditItem(secret, "TOKEN = os.environ['T']\n"),))
+    record = sent.keep(handle, request)
+    assert record["redacted"] is True
+    assert record["sha256"] == __import__("hashlib").sha256(sent.encode(request)).hexdigest()
+    assert b"ghp_abcdefghijklmnopqrstuvwxyz" not in handle[record["blob"]].data
+    back = notes.request_of(handle, noted(handle, record))
+    assert back is not None and back.redacted
+    assert back.old_text_of() == 'TOKEN = "[REDACTED]"\n'
+    with pytest.raises(RequestRedacted, match="the request kept for edit e1 held likely secrets"):
+        back.request()

@@ -14,6 +14,12 @@ note carries each edit's ``sent`` — carries the requests with it.
 
 A request larger than :data:`CAP` bytes is not kept: its note says so
 (``over_cap``), with its size and SHA-256, so that a copy can still be checked.
+Like the note's preview of the matched text, the kept request has likely
+secrets replaced by ``[REDACTED]`` (``gitops.notes.redact``): nothing in the
+notes ref carries a password or a key, even after the history that held it is
+rewritten. Such a request is marked ``redacted`` (its record's SHA-256 is the
+request's as sent), and :meth:`Sent.request` refuses to rebuild it
+(:class:`~redline.gitops.errors.RequestRedacted`): it is not what was sent.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from redline import __version__
-from redline.gitops.errors import CorruptNotes
+from redline.gitops.errors import CorruptNotes, RequestRedacted
 from redline.gitops.objects import write_blob
 from redline.gitops.repo import NOTES_REF
 from redline.gitops.writer import PLAIN, Writer
@@ -48,9 +54,14 @@ class Sent:
     path: str | None  # None for a patch (its paths are in its text)
     arguments: dict[str, Any]
     engine: str  # redline's version that applied it
+    redacted: bool = False  # likely secrets were replaced: not the request as sent
+    edit: str = ""
 
     def request(self) -> Request:
-        """The engine request, as the engine received it."""
+        """The engine request, as the engine received it (RequestRedacted when what is
+        kept had secrets taken out: it is not what was sent)."""
+        if self.redacted:
+            raise RequestRedacted(self.edit)
         from redline.engine.edit import EditItem, EditRequest
         from redline.engine.patch import PatchRequest
         from redline.engine.write import DeleteRequest, WriteRequest
@@ -151,15 +162,37 @@ def encode(request: Request) -> bytes:
 
 
 def keep(repo: pygit2.Repository, request: Request, writer: Writer = PLAIN) -> dict[str, Any]:
-    """Write ``request`` as a blob (unless over :data:`CAP`); the note's ``sent`` record."""
+    """Write ``request`` as a blob (unless over :data:`CAP`), likely secrets redacted;
+    the note's ``sent`` record (size and SHA-256 of the request as sent)."""
     data = encode(request)
     record: dict[str, Any] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
                               "cap": CAP}  # fmt: skip
     if len(data) > CAP:
         record["over_cap"] = True
-    else:
-        record["blob"] = str(write_blob(repo, data, writer))
+        return record
+    stored = json.loads(data)
+    arguments = _redacted(stored["arguments"])
+    if arguments != stored["arguments"]:
+        stored["arguments"], stored["redacted"] = arguments, True
+        data = json.dumps(stored, ensure_ascii=False, sort_keys=True).encode(
+            "utf-8", "surrogatepass"
+        )
+        record["redacted"] = True
+    record["blob"] = str(write_blob(repo, data, writer))
     return record
+
+
+def _redacted(value: Any) -> Any:
+    """``value`` with likely secrets in its strings replaced (gitops.notes.redact)."""
+    from redline.gitops.notes import redact
+
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    return value
 
 
 def path_of(blob: str) -> str:
@@ -213,7 +246,8 @@ def request_of(
     try:
         data = json.loads(blob.data)
         return Sent(str(data["tool"]), data.get("path"), dict(data["arguments"]),
-                    str(data.get("engine", "")))  # fmt: skip
+                    str(data.get("engine", "")), bool(data.get("redacted")),
+                    str(note.get("edit", "") if edit is None else edit))  # fmt: skip
     except (ValueError, KeyError, TypeError):
         raise CorruptNotes(
             NOTES_REF, f"names the request blob {blob_id[:12]}, which is not a stored request"

@@ -71,6 +71,8 @@ def sent_and_found(
     if request is not None:
         out["sent_old"] = request.old_text_of(path)
         out["sent_new"] = request.new_text_of(path)
+        if request.redacted:
+            out["sent_said"] = "likely secrets in it were redacted before it went into the notes"
     elif record is not None and record.get("over_cap"):
         out["sent_said"] = (
             f"the request as sent ({record.get('bytes')} bytes) was over the {record.get('cap')}"

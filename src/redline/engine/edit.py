@@ -251,8 +251,8 @@ def _check_item(item: EditItem) -> None:
     if not item.old_string:
         raise _Refused(
             "invalid",
-            "old_string is empty; give the text to replace (to create a file, use apply_patch "
-            "with *** Add File)",
+            "old_string is empty; give the text to replace (to create a file, use the write "
+            "tool)",
         )
 
 

@@ -627,7 +627,7 @@ class SessionApplier:
                 "invalid",
                 path=request.path,
                 error=f"{request.path!r} is {what}; name a file of the session's worktree "
-                "(to create one, use apply_patch with *** Add File)",
+                "(to create one, use the write tool)",
             ), []
         if not request.validate and self._policy.validates(path):
             request = replace(request, validate=True)

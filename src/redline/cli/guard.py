@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 STAGES = ("pre-commit", "pre-merge-commit", "pre-push")
 
 
-def _repo(path: Path) -> pygit2.Repository:
+def evidence_repo(path: Path) -> pygit2.Repository:
     """The repository around ``path``, with the notes fetched from remotes merged in
     (gitops.notes_sync): every command here reads the evidence."""
     from redline.gitops.notes_sync import import_fetched
@@ -35,7 +35,7 @@ def _repo(path: Path) -> pygit2.Repository:
     return repo
 
 
-def _policy(repo: pygit2.Repository, ledger: Ledger) -> Policy:
+def head_policy(repo: pygit2.Repository, ledger: Ledger) -> Policy:
     """HEAD's policy, with what unapproved agent edits of it took away (hooks.mainline):
     what ``redline review`` judges by."""
     from redline.hooks.gate import head_tree
@@ -114,7 +114,7 @@ def guard_command(
 
     # Git runs hooks at the top of the worktree, with GIT_DIR / GIT_INDEX_FILE set
     # for the repository and the index being committed.
-    repo = _repo(Path(os.environ.get("GIT_DIR") or "."))
+    repo = evidence_repo(Path(os.environ.get("GIT_DIR") or "."))
     from_ref = os.environ.get("PRE_COMMIT_FROM_REF")
     to_ref = os.environ.get("PRE_COMMIT_TO_REF")
     # pre-commit's pre-push stage names the remote; with no FROM_REF it pushes a
@@ -206,7 +206,7 @@ def _guard_range(spec: str, form: str, summary_file: Path | None) -> None:
     from redline.hooks.guard import describe
 
     base, head = parse_range(spec)
-    repo = _repo(Path(os.environ.get("GIT_DIR") or "."))
+    repo = evidence_repo(Path(os.environ.get("GIT_DIR") or "."))
     entries = ledger.load(repo)
     verdict = check_range(repo, entries, base, head)
     found = verdict.findings
@@ -215,7 +215,7 @@ def _guard_range(spec: str, form: str, summary_file: Path | None) -> None:
     elif form == "github":
         from redline.hooks import ci_report
 
-        items = ci_report.flagged_in_range(repo, entries, verdict, _policy(repo, entries))
+        items = ci_report.flagged_in_range(repo, entries, verdict, head_policy(repo, entries))
         others = ""
         if found.missing or found.unreadable or found.mismatched:
             again = "push the notes (`redline notes sync`), then run the check"
@@ -261,7 +261,7 @@ def approve_command(repo: Path, edits: tuple[str, ...]) -> None:
     """Approve flagged edits (an edit id, or the commit that carries it)."""
     from redline.hooks.approve import approve
 
-    done = approve(_repo(repo), list(edits))
+    done = approve(evidence_repo(repo), list(edits))
     for item in done:
         if item.status == "not flagged":
             click.echo(f"edit {item.edit}: nothing to approve — {item.why}")
@@ -295,7 +295,7 @@ def install_command(repo: Path, hooks_path: bool) -> None:
     from redline.gitops.notes_sync import setup
     from redline.hooks.install import install
 
-    git = _repo(repo)
+    git = evidence_repo(repo)
     done = install(git, sys.executable, hooks_path)
     for line in done:
         click.echo(line)
@@ -316,6 +316,6 @@ def uninstall_command(repo: Path, hooks_path: bool) -> None:
     """Remove redline's hooks, restoring any hook they had set aside."""
     from redline.hooks.install import uninstall
 
-    done = uninstall(_repo(repo), hooks_path)
+    done = uninstall(evidence_repo(repo), hooks_path)
     for line in done or ["no redline hooks were installed"]:
         click.echo(line)

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from redline.cli._connect import repo_option
-from redline.cli.guard import _policy, _repo
+from redline.cli.guard import evidence_repo, head_policy
 from redline.engine.confidence import shown_confidence
 from redline.engine.errors import RedlineError
 
@@ -37,10 +37,10 @@ def review_command(repo: Path, as_json: bool, html_file: Path | None) -> None:
     from redline.hooks.approve import waiting
     from redline.hooks.guard import Unreadable, describe_unreadable
 
-    git = _repo(repo)
+    git = evidence_repo(repo)
     entries = ledger.load(git)
     settled: list[str] = []
-    items = waiting(git, _policy(git, entries), entries, settled)
+    items = waiting(git, head_policy(git, entries), entries, settled)
     unreadable = [Unreadable(c, why) for c, why in sorted(entries.unreadable.items())]
     if html_file is not None:
         from redline.cli.review_html import page

@@ -19,6 +19,7 @@ from typing import Any
 
 import pygit2
 
+from redline.engine.policy import Policy
 from redline.gitops.follow import Follower
 from redline.hooks.gate import RangeVerdict
 from redline.hooks.guard import carrying_commit, flagged_operations, lines_of
@@ -45,7 +46,7 @@ class Shown:
 
 
 def flagged_in_range(
-    repo: pygit2.Repository, ledger: Ledger, verdict: RangeVerdict, policy: Any
+    repo: pygit2.Repository, ledger: Ledger, verdict: RangeVerdict, policy: Policy
 ) -> list[Shown]:
     """The blocked edits of the verdict, then the approved flagged edits the range's
     commits carry, each where HEAD holds it."""

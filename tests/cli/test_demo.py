@@ -141,6 +141,8 @@ def test_demo_shows_what_a_team_sees_through_git(
     assert carried[0][1:] == ("14", "15", "exact 1.0, pass")
     assert carried[1][0] == approved
     assert carried[1][3].endswith(", flagged, approved by redline demo <demo@redline.invalid>")
+    after = out[out.index(f"edit {approved}: app/greet.py lines 8-11") :].splitlines()
+    assert after[1].startswith("  tolerated: indentation differed on 3 lines (lines 9-11)")
 
 
 def test_the_demo_files_are_valid_code() -> None:

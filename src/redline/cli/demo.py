@@ -244,7 +244,7 @@ def _redline(repo_dir: Path, env: Mapping[str, str], *args: str) -> None:
 
 def _squash_note(text: str) -> None:
     """One line per edit a squash commit's note carries: where, how it matched, its
-    verdict and approvals."""
+    verdict and approvals; then what it tolerated."""
     for entry in json.loads(text).get("squashed", []):
         approvals = ", ".join(a["by"] for a in entry.get("approvals", []))
         verdict = (entry.get("policy") or {}).get("verdict", "?")
@@ -254,3 +254,5 @@ def _squash_note(text: str) -> None:
                 f"{op['match_type']} {shown_confidence(op['confidence'])}, {verdict}"
                 + (f", approved by {approvals}" if approvals else "")
             )
+            for said in op.get("tolerated") or []:
+                click.echo(f"  tolerated: {said['text']}")

@@ -147,3 +147,23 @@ def test_redline_schema_describes_the_requests_and_real_results_conform(
     assert [r["status"] for r in results] == ["applied", "read", "applied", "invalid"]
     for result in results:
         jsonschema.validate(result, schema["result"])
+
+
+def test_creating_a_file_is_advised_with_the_write_tool_every_edit_caller_is_offered(
+    root: Path, env: dict[str, str]
+) -> None:
+    # Every surface that offers edit offers write too (tools.surface): the advice names it.
+    code, (missing, empty) = run(
+        root,
+        env,
+        {"tool": "edit", "path": "src/new.py", "old_string": "x", "new_string": "y"},
+        {"tool": "edit", "path": "src/app.py", "old_string": "", "new_string": "y"},
+    )
+    assert code == 2
+    assert missing["error"] == (
+        f"file 'src/new.py' does not exist under {root}; check the path (to create a file, "
+        "use the write tool)"
+    )
+    assert empty["error"] == (
+        "old_string is empty; give the text to replace (to create a file, use the write tool)"
+    )

@@ -147,7 +147,10 @@ def test_the_summary_says_what_is_shown_and_why(env: dict[str, str], repo: Path)
     proc = tools(env, repo, "--model", "claude-sonnet-4-5")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert out.startswith("Tools for claude-sonnet-4-5 on the chat endpoint:\n")
+    assert out.startswith(
+        "Tools for claude-sonnet-4-5 on the anthropic endpoint (picked for an Anthropic "
+        "model; --endpoint chooses another):\n"
+    )
     assert (
         "  apply_patch  JSON\n  write        JSON\n  delete       JSON\n  read         JSON\n"
         in out
@@ -173,3 +176,30 @@ def test_an_unknown_endpoint_is_a_usage_error(env: dict[str, str], repo: Path) -
     proc = tools(env, repo, "--model", "gpt-5", "--endpoint", "completions")
     assert proc.returncode == 2
     assert "'completions' is not one of 'responses', 'chat', 'anthropic'" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "endpoint", "why"),
+    [
+        (("--model", "claude-sonnet-4-5"), "anthropic", "an Anthropic model"),
+        (("--model", "anthropic/claude-opus-4"), "anthropic", "provider anthropic"),
+        (("--model", "gpt-5"), "responses", "an OpenAI model"),
+        (("--model", "gpt-4o"), "responses", "an OpenAI model"),
+        (("--model", "o3-mini"), "responses", "an OpenAI model"),
+        (("--model", "gpt-5", "--provider", "openrouter"), "chat",
+         "provider openrouter, not OpenAI's or Anthropic's"),
+        (("--model", "qwen3-coder"), "chat", "a model of neither OpenAI nor Anthropic"),
+    ],
+)  # fmt: skip
+def test_the_endpoint_follows_the_provider_unless_named(
+    env: dict[str, str], repo: Path, args: tuple[str, ...], endpoint: str, why: str
+) -> None:
+    out = tools(env, repo, *args).stdout
+    assert out.splitlines()[0] == (
+        f"Tools for {args[1]} on the {endpoint} endpoint (picked for {why}; --endpoint "
+        "chooses another):"
+    )
+    shown = tool_list(env, repo, *args)
+    assert shown == tool_list(env, repo, *args, "--endpoint", endpoint)
+    named = tools(env, repo, *args, "--endpoint", "chat").stdout
+    assert named.splitlines()[0] == f"Tools for {args[1]} on the chat endpoint:"

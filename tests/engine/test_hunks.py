@@ -43,7 +43,7 @@ def refused(text: str, *hunks: Hunk) -> HunkError:
 def test_exact_pass() -> None:
     text, (evidence,), removed = apply("a\nb\nc\n", hunk(" a", "-b", "+B", " c"))
     assert text == "a\nB\nc\n"
-    assert evidence == HunkEvidence(1, "exact", 1.0, 1, 3, 0, None, "a\nb\nc")
+    assert evidence == HunkEvidence(1, "exact", 1.0, 1, 3, 0, None, "a\nb\nc", "a\nb\nc")
     assert removed == Counter()
 
 

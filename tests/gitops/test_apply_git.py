@@ -586,7 +586,12 @@ def test_hundreds_of_notes_are_all_readable_by_git(repo: Path) -> None:
             read[commit] = json.loads(note)["edit"]
     assert read == dict(edits)
     top = git(repo, "ls-tree", "refs/notes/redline").splitlines()
-    assert top and all(line.split()[1] == "tree" and len(line.split()[3]) == 2 for line in top)
+    assert top and all(line.split()[1] == "tree" for line in top)
+    # fanned out by two characters, beside the folder of the requests as sent (gitops.sent)
+    names = [line.split()[3] for line in top]
+    assert names[-1] == "requests" and all(len(name) == 2 for name in names[:-1])
+    requests = git(repo, "ls-tree", "-r", "--name-only", "refs/notes/redline", "requests")
+    assert len(requests.split()) == count  # one per request: each edit's differs
     assert (Path(s.worktree) / "many.py").read_text() == "".join(
         f"v{i:03d} = 1\n" for i in range(count)
     )
@@ -774,3 +779,13 @@ def test_reject_refuses_every_agent_edit_of_the_policy(tmp_path: Path) -> None:
         "change"
     )
     assert branch_commits(repo, BRANCH, session.base) == []
+
+
+def test_an_edit_of_a_missing_file_advises_the_write_tool(repo: Path) -> None:
+    applier, _s = open_applier(repo, "create")
+    result = apply(applier, edit("src/new.py", "x", "y"))
+    assert (result["status"], result["error"]) == (
+        "invalid",
+        "'src/new.py' is not in the session; name a file of the session's worktree "
+        "(to create one, use the write tool)",
+    )

@@ -77,3 +77,57 @@ def test_an_unknown_session_says_where_to_look(repo: Path) -> None:
     )
     with pytest.raises(SessionError, match="invalid session name"):
         session_history(handle, layout, "../x")
+
+
+def _note(edit: str, verdict: str = "pass", **extra: object) -> dict[str, object]:
+    tolerated = [{"kind": "slip", "lines": [2], "text": "a slip of the pen on line 2"}]
+    return {
+        "schema": "redline.note/1",
+        "session": "s",
+        "edit": edit,
+        "source": "agent",
+        "tool": "edit",
+        "operations": [{"path": "a", "op": "edit", "match_type": "fuzzy", "confidence": 0.9,
+                        "start_line": 2, "end_line": 2, "tolerated": tolerated}],
+        "policy": {"verdict": verdict},
+        **extra,
+    }  # fmt: skip
+
+
+def test_each_edit_says_its_state_and_what_it_tolerated(repo: Path) -> None:
+    from redline.gitops.history import range_history
+
+    handle, layout = main_repository(repo)
+    session = open_session(handle, layout, "s", None)
+    wt = Path(session.worktree)
+    approval = {"by": "Ann <ann@example.com>", "at": "2026-01-01T00:00:00Z"}
+    commit(wt, "a.txt", _note("clean1"))
+    commit(wt, "b.txt", _note("flag1", "flagged"))
+    commit(wt, "c.txt", _note("appr1", "flagged", approvals=[approval]))
+    commit(wt, "d.txt", _note("gone1", "flagged"))
+    commit(wt, "e.txt", {**_note("undo1"), "tool": "undo", "undoes": {"edit": "gone1"}})
+
+    found = session_history(handle, layout, "s").entries
+    states = {e["edit"]: (e["state"], e["approved_by"]) for e in found}
+    assert states == {
+        "clean1": ("clean", []),
+        "flag1": ("flagged", []),
+        "appr1": ("approved", ["Ann <ann@example.com>"]),
+        "gone1": ("undone", []),
+        "undo1": ("clean", []),
+    }
+    assert found[0]["undoes"] == "gone1"
+    assert found[-1]["tolerated"] == [
+        {"kind": "slip", "lines": [2], "text": "a slip of the pen on line 2"}
+    ]
+
+    # A squash commit's note: each edit it carries is an entry of its own
+    squash = commit(repo, "s.txt", {"schema": "redline.note/1", "edit": "sq", "tool": "squash",
+                                    "squashed": [_note("flag1", "flagged", approvals=[approval]),
+                                                 _note("clean1")]})  # fmt: skip
+    handle, _ = main_repository(repo)
+    entries = range_history(handle, handle.revparse_single("HEAD~1").id, handle.head.target)
+    assert [(e["commit"], e["edit"], e["state"]) for e in entries] == [
+        (squash, "flag1", "approved"),
+        (squash, "clean1", "clean"),
+    ]

@@ -26,6 +26,7 @@ from typing import Any
 
 import click
 
+from redline.cli.beside import beside
 from redline.engine.confidence import shown_confidence
 
 SAMPLE = '''\
@@ -78,8 +79,6 @@ TOLERANT = {
         "    log.info('greeted %s', name)\n    return message\n"
     ),
 }
-CURLY = "“”‘’"
-_WIDTH = 44  # characters of the left column
 
 
 @click.command("demo")
@@ -172,19 +171,14 @@ def _show(number: int, request: dict[str, str], result: dict[str, Any]) -> None:
     matches = result.get("matches") or []
     found = matches[0]["matched_text"] if matches else ""
     where = f"lines {matches[0]['start_line']}-{matches[0]['end_line']}" if matches else "nothing"
-    left, right = request["old_string"].splitlines(), found.splitlines()
-    click.echo(f"{'the agent sent (old_string)':<{_WIDTH}} | redline found in the file ({where})")
-    for n in range(max(len(left), len(right))):
-        sent = _visible(left[n]) if n < len(left) else ""
-        there = _visible(right[n]) if n < len(right) else ""
-        click.echo(f"{sent:<{_WIDTH}} | {there}")
-    click.echo("(· a space, → a tab)")
+    for line in beside(request["old_string"], found, where):
+        click.echo(line)
     click.echo(
         f"redline: {result['status']}, match_type {result['match_type']}, "
         f"confidence {shown_confidence(result['confidence'])}"
     )
-    for said in tolerated(request["old_string"], found) if found else []:
-        click.echo(f"tolerated: {said}")
+    for said in result.get("tolerated") or [{"text": "nothing (an exact match)"}]:
+        click.echo(f"tolerated: {said['text']}")
     for commit in result.get("commits", []):
         click.echo(f"commit {commit['commit'][:12]} (edit {commit['edit']}, {commit['source']})")
     for flag in result.get("flags", []):
@@ -193,50 +187,6 @@ def _show(number: int, request: dict[str, str], result: dict[str, Any]) -> None:
         click.echo(result["error"])
     click.echo("written in the file's own style:")
     click.echo(result.get("diff") or "")
-
-
-def _visible(line: str) -> str:
-    """``line`` with its indentation shown: a space as ·, a tab as →."""
-    body = line.lstrip(" \t")
-    indent = line[: len(line) - len(body)]
-    return indent.replace(" ", "·").replace("\t", "→   ") + body
-
-
-def tolerated(sent: str, found: str) -> list[str]:
-    """What differed between the text the agent sent and the text redline matched."""
-    out = []
-    pairs = list(zip(sent.splitlines(), found.splitlines(), strict=False))
-    indents = [(_indent(a), _indent(b)) for a, b in pairs if _indent(a) != _indent(b)]
-    if indents:
-        a, b = indents[0]
-        out.append(
-            f"indentation differed on {len(indents)} line(s): {_spelt(a)} sent where the file "
-            f"has {_spelt(b)}"
-        )
-    curly = sorted({c for c in found if c in CURLY} - set(sent))
-    if curly:
-        out.append(f"quotes differed: straight ones sent where the file has {' '.join(curly)}")
-    plain = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
-    words = sum(1 for a, b in pairs if a.strip() != b.strip().translate(plain))
-    if words:
-        out.append(f"the text of {words} line(s) differed")
-    if len(sent.splitlines()) != len(found.splitlines()):
-        out.append("the number of lines differed")
-    return out or ["nothing (an exact match)"]
-
-
-def _indent(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
-
-
-def _spelt(indent: str) -> str:
-    if not indent:
-        return "no indentation"
-    if set(indent) == {" "}:
-        return f"{len(indent)} space" + ("" if len(indent) == 1 else "s")
-    if set(indent) == {"\t"}:
-        return "a tab" if len(indent) == 1 else f"{len(indent)} tabs"
-    return repr(indent)
 
 
 def _team(repo_dir: Path, env: Mapping[str, str], flagged: list[str]) -> None:
@@ -294,7 +244,7 @@ def _redline(repo_dir: Path, env: Mapping[str, str], *args: str) -> None:
 
 def _squash_note(text: str) -> None:
     """One line per edit a squash commit's note carries: where, how it matched, its
-    verdict and approvals."""
+    verdict and approvals; then what it tolerated."""
     for entry in json.loads(text).get("squashed", []):
         approvals = ", ".join(a["by"] for a in entry.get("approvals", []))
         verdict = (entry.get("policy") or {}).get("verdict", "?")
@@ -304,3 +254,5 @@ def _squash_note(text: str) -> None:
                 f"{op['match_type']} {shown_confidence(op['confidence'])}, {verdict}"
                 + (f", approved by {approvals}" if approvals else "")
             )
+            for said in op.get("tolerated") or []:
+                click.echo(f"  tolerated: {said['text']}")

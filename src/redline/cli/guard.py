@@ -1,4 +1,4 @@
-"""``redline guard``, ``redline approve``, ``redline review``, ``redline hooks``."""
+"""``redline guard``, ``redline approve``, ``redline hooks`` (``redline review``: cli.review)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,11 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from redline.cli._connect import SettingError, repo_option
-from redline.engine.confidence import shown_confidence
 from redline.engine.errors import RedlineError
 
 if TYPE_CHECKING:
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
 STAGES = ("pre-commit", "pre-merge-commit", "pre-push")
 
 
-def _repo(path: Path) -> pygit2.Repository:
+def evidence_repo(path: Path) -> pygit2.Repository:
     """The repository around ``path``, with the notes fetched from remotes merged in
     (gitops.notes_sync): every command here reads the evidence."""
     from redline.gitops.notes_sync import import_fetched
@@ -36,7 +35,7 @@ def _repo(path: Path) -> pygit2.Repository:
     return repo
 
 
-def _policy(repo: pygit2.Repository, ledger: Ledger) -> Policy:
+def head_policy(repo: pygit2.Repository, ledger: Ledger) -> Policy:
     """HEAD's policy, with what unapproved agent edits of it took away (hooks.mainline):
     what ``redline review`` judges by."""
     from redline.hooks.gate import head_tree
@@ -70,26 +69,52 @@ def _broken_policies(
     help="Check the commits of a range, as pre-push checks a push (for CI).",
 )
 @click.option("--json", "as_json", is_flag=True, help="With --range: the verdict as JSON.")
+@click.option(
+    "--format",
+    "form",
+    type=click.Choice(["text", "json", "github"]),
+    default=None,
+    help="With --range: text (default), json (as --json), or github: GitHub Actions "
+    "annotations per flagged edit, and a Markdown summary to $GITHUB_STEP_SUMMARY.",
+)
+@click.option(
+    "--summary",
+    "summary_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --format github: append the Markdown summary to this file "
+    "(default: $GITHUB_STEP_SUMMARY).",
+)
 @click.argument("hook_args", nargs=-1)
-def guard_command(stage: str, spec: str | None, as_json: bool, hook_args: tuple[str, ...]) -> None:
+def guard_command(
+    stage: str,
+    spec: str | None,
+    as_json: bool,
+    form: str | None,
+    summary_file: Path | None,
+    hook_args: tuple[str, ...],
+) -> None:
     """The hook entry point: refuse a commit or push carrying unapproved flagged edits.
 
     With --range BASE..HEAD (a CI job): check every commit of the range; exit 1
     when one carries an unapproved flagged edit or lacks its evidence, and end
     with a one-line summary.
     """
+    if as_json and form not in (None, "json"):
+        raise click.UsageError(f"--json and --format {form} ask for two outputs; give one")
+    form = "json" if as_json else form
     if spec is not None:
-        _guard_range(spec, as_json)
+        _guard_range(spec, form or "text", summary_file)
         return
-    if as_json:
-        raise click.UsageError("--json goes with --range BASE..HEAD")
+    if form is not None or summary_file is not None:
+        raise click.UsageError("--json, --format and --summary go with --range BASE..HEAD")
     from redline.hooks import ledger, stages
     from redline.hooks.gate import judge
     from redline.hooks.guard import describe, describe_broken_policy
 
     # Git runs hooks at the top of the worktree, with GIT_DIR / GIT_INDEX_FILE set
     # for the repository and the index being committed.
-    repo = _repo(Path(os.environ.get("GIT_DIR") or "."))
+    repo = evidence_repo(Path(os.environ.get("GIT_DIR") or "."))
     from_ref = os.environ.get("PRE_COMMIT_FROM_REF")
     to_ref = os.environ.get("PRE_COMMIT_TO_REF")
     # pre-commit's pre-push stage names the remote; with no FROM_REF it pushes a
@@ -175,17 +200,43 @@ def _config_false(repo: pygit2.Repository, key: str) -> bool:
         return False
 
 
-def _guard_range(spec: str, as_json: bool) -> None:
+def _guard_range(spec: str, form: str, summary_file: Path | None) -> None:
     from redline.hooks import ledger
     from redline.hooks.gate import check_range, parse_range
     from redline.hooks.guard import describe
 
     base, head = parse_range(spec)
-    repo = _repo(Path(os.environ.get("GIT_DIR") or "."))
-    verdict = check_range(repo, ledger.load(repo), base, head)
+    repo = evidence_repo(Path(os.environ.get("GIT_DIR") or "."))
+    entries = ledger.load(repo)
+    verdict = check_range(repo, entries, base, head)
     found = verdict.findings
-    if as_json:
+    if form == "json":
         click.echo(json.dumps(verdict.to_json(spec)))
+    elif form == "github":
+        from redline.hooks import ci_report
+
+        items = ci_report.flagged_in_range(repo, entries, verdict, head_policy(repo, entries))
+        others = ""
+        if found.missing or found.unreadable or found.mismatched:
+            again = "push the notes (`redline notes sync`), then run the check"
+            others = describe([], found.unreadable, found.missing, again, found.mismatched)
+        for line in ci_report.commands(items, others):
+            click.echo(line)
+        click.echo(verdict.summary(spec))
+        target = summary_file or (
+            Path(os.environ["GITHUB_STEP_SUMMARY"])
+            if os.environ.get("GITHUB_STEP_SUMMARY")
+            else None
+        )
+        if target is not None:
+            try:
+                with target.open("a", encoding="utf-8") as out:
+                    out.write(ci_report.markdown(items, verdict.summary(spec)))
+            except OSError as exc:
+                raise SettingError(
+                    f"cannot append the Markdown summary to {target}: {exc.strerror or exc}; "
+                    "check --summary or $GITHUB_STEP_SUMMARY"
+                ) from None
     else:
         if found.missing:
             click.echo(
@@ -210,7 +261,7 @@ def approve_command(repo: Path, edits: tuple[str, ...]) -> None:
     """Approve flagged edits (an edit id, or the commit that carries it)."""
     from redline.hooks.approve import approve
 
-    done = approve(_repo(repo), list(edits))
+    done = approve(evidence_repo(repo), list(edits))
     for item in done:
         if item.status == "not flagged":
             click.echo(f"edit {item.edit}: nothing to approve — {item.why}")
@@ -231,71 +282,6 @@ def approve_command(repo: Path, edits: tuple[str, ...]) -> None:
             )
 
 
-@click.command("review")
-@repo_option
-@click.option("--json", "as_json", is_flag=True)
-def review_command(repo: Path, as_json: bool) -> None:
-    """List the flagged edits still waiting for approval, with their diffs."""
-    from redline.hooks import ledger
-    from redline.hooks.approve import waiting
-    from redline.hooks.guard import Unreadable, describe_unreadable
-
-    git = _repo(repo)
-    entries = ledger.load(git)
-    settled: list[str] = []
-    items = waiting(git, _policy(git, entries), entries, settled)
-    unreadable = [Unreadable(c, why) for c, why in sorted(entries.unreadable.items())]
-    if as_json:
-        click.echo(json.dumps(items))
-    elif items:
-        _show_waiting(items)
-    elif not unreadable:
-        still = " still on a branch" if settled else ""
-        click.echo(f"nothing waiting: every flagged edit{still} is approved")
-    if settled and not as_json:
-        click.echo(_not_listed(settled))
-    if unreadable:  # they may be flagged edits too: say so, and fail
-        click.echo(describe_unreadable(unreadable, "redline review: "), err=True)
-        sys.exit(1)
-
-
-_NAMED = 10  # edits named in review's "not listed" line
-
-
-def _not_listed(settled: list[str]) -> str:
-    """Review's line about the flagged edits no branch holds any more."""
-    one = len(settled) == 1
-    named = " ".join(settled[:_NAMED]) + (
-        f" and {len(settled) - _NAMED} more" if len(settled) > _NAMED else ""
-    )
-    return (
-        f"not listed: {len(settled)} unapproved flagged edit{'' if one else 's'} no longer "
-        f"on any branch, HEAD or the index (undone, or the lines removed since): {named}; "
-        f"the guard lets {'it' if one else 'them'} pass, so "
-        f"{'it needs' if one else 'they need'} no approval"
-    )
-
-
-def _show_waiting(items: list[dict[str, Any]]) -> None:
-    from redline.engine.paths import safe_text, shown_path
-
-    for item in items:
-        lines = f"lines {item['start_line']}-{item['end_line']} " if item["start_line"] else ""
-        how = (
-            f"{item['match_type']} {shown_confidence(item['confidence'])}"
-            if item["match_type"] is not None and item["confidence"] is not None
-            else item.get("op") or item["rule"]
-        )
-        click.secho(
-            f"edit {item['edit']} (commit {item['commit'][:12]}): {shown_path(item['path'])} "
-            f"{lines}{how}",
-            bold=True,
-        )
-        click.echo(safe_text(f"  rule {item['rule']}: {item['reason']}", keep=""))
-        click.echo(safe_text(item["diff"]))
-    click.echo("Approve with `redline approve EDIT...` once you have read each diff.")
-
-
 @click.group("hooks")
 def hooks_group() -> None:
     """Install the guard as plain git hooks (or use .pre-commit-hooks.yaml with pre-commit)."""
@@ -309,7 +295,7 @@ def install_command(repo: Path, hooks_path: bool) -> None:
     from redline.gitops.notes_sync import setup
     from redline.hooks.install import install
 
-    git = _repo(repo)
+    git = evidence_repo(repo)
     done = install(git, sys.executable, hooks_path)
     for line in done:
         click.echo(line)
@@ -330,6 +316,6 @@ def uninstall_command(repo: Path, hooks_path: bool) -> None:
     """Remove redline's hooks, restoring any hook they had set aside."""
     from redline.hooks.install import uninstall
 
-    done = uninstall(_repo(repo), hooks_path)
+    done = uninstall(evidence_repo(repo), hooks_path)
     for line in done or ["no redline hooks were installed"]:
         click.echo(line)

@@ -20,7 +20,7 @@ COMMANDS = {
     "stats": "redline.cli.stats:stats_command",
     "undo": "redline.cli.land:undo_command",
     "land": "redline.cli.land:land_command",
-    "review": "redline.cli.guard:review_command",
+    "review": "redline.cli.review:review_command",
     "approve": "redline.cli.guard:approve_command",
     "guard": "redline.cli.guard:guard_command",
     "hooks": "redline.cli.guard:hooks_group",

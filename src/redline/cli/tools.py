@@ -19,9 +19,10 @@ import click
 @click.option(
     "--endpoint",
     type=click.Choice(["responses", "chat", "anthropic"]),
-    default="chat",
-    show_default=True,
-    help="The API shape: OpenAI Responses, Chat Completions, or Anthropic Messages.",
+    default=None,
+    help="The API shape: OpenAI Responses, Chat Completions, or Anthropic Messages "
+    "[default: from the provider — anthropic for Anthropic's models, responses for "
+    "OpenAI's, chat for any other].",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the exact tool list, as JSON.")
 @click.option(
@@ -32,27 +33,32 @@ import click
     help="The repository (or folder) whose .redline.toml applies.",
 )
 def tools_command(
-    model: str, provider: str | None, endpoint: str, as_json: bool, repo: Path
+    model: str, provider: str | None, endpoint: str | None, as_json: bool, repo: Path
 ) -> None:
     """Print the tools MODEL should be shown, with the settings of the repository.
 
     \b
-    redline tools --model gpt-5 --endpoint responses --json
-    redline tools --model claude-sonnet-4-5 --endpoint anthropic
+    redline tools --model gpt-5 --json            (OpenAI's: the responses endpoint)
+    redline tools --model claude-sonnet-4-5      (Anthropic's: the anthropic endpoint)
+    redline tools --model qwen3-coder --endpoint responses
 
     Settings: [compat] and [permission] in .redline.toml (or pyproject's
     [tool.redline]) over the user's config.toml; see the README.
     """
     from redline.tools.config import load_config, repository_root
-    from redline.tools.surface import render, select
+    from redline.tools.surface import endpoint_for, render, select
 
+    picked = ""
+    if endpoint is None:
+        endpoint, why = endpoint_for(model, provider)
+        picked = f" (picked for {why}; --endpoint chooses another)"
     config = load_config(repository_root(repo))
     surface = select(model, provider=provider, endpoint=endpoint, config=config)
     shown = render(surface, endpoint)
     if as_json:
         click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
         return
-    click.echo(f"Tools for {model} on the {endpoint} endpoint:")
+    click.echo(f"Tools for {model} on the {endpoint} endpoint{picked}:")
     for tool in shown:
         name = tool.get("name") or tool["function"]["name"]
         kind = "freeform custom tool (Lark grammar)" if tool.get("type") == "custom" else "JSON"

@@ -32,7 +32,7 @@ from redline.engine.match import (
     match_chain,
 )
 from redline.engine.prefixes import Reading, readings
-from redline.engine.result import Failure, Match, Result, Status
+from redline.engine.result import Failure, Match, Result, Status, Tolerance
 
 if TYPE_CHECKING:
     from redline.engine.validate import Validation
@@ -81,6 +81,10 @@ class _Replacement:
     text: str
     match_type: str
     note: str | None = None  # what was read otherwise than sent, for the result's hint
+    # What was accepted beyond the quoted text (escapes, prefixes, a fragment), and the
+    # old_string matched against the file line by line (tolerant tiers): engine.tolerated
+    accepted: tuple[Tolerance, ...] = ()
+    sent: str | None = None
 
 
 class _AlreadyApplied(Exception):
@@ -247,8 +251,8 @@ def _check_item(item: EditItem) -> None:
     if not item.old_string:
         raise _Refused(
             "invalid",
-            "old_string is empty; give the text to replace (to create a file, use apply_patch "
-            "with *** Add File)",
+            "old_string is empty; give the text to replace (to create a file, use the write "
+            "tool)",
         )
 
 
@@ -269,7 +273,14 @@ def _locate(
             plain = EditItem(marked[0].old, marked[0].new)
             found = _locate(view, plain, threshold, limit, prefixes=False)
             note = f"old_string and new_string carried {marked[0].prefixes}; they were removed"
-            return replace(found, note=note if found.note is None else f"{note}. {found.note}")
+            from redline.engine import tolerated
+
+            stripped = tolerated.prefixes(marked[0].prefixes, _lines_of(view, found.span))
+            return replace(
+                found,
+                note=note if found.note is None else f"{note}. {found.note}",
+                accepted=(stripped, *found.accepted),
+            )
     chain = match_chain(view, old, threshold, new=item.new_string, limit=limit)
     if chain.too_large is not None:
         escaped = _escaped(view.text, item)
@@ -334,7 +345,7 @@ def _locate(
         ) from None
     if landed == "unless_no_change" and adapted != matched:
         raise _retry_or_not(view, item, chain)
-    return _Replacement(span, adapted, chain.match_type)
+    return _Replacement(span, adapted, chain.match_type, sent=old)
 
 
 def _too_large(view: FileView, item: EditItem, over: TooLarge) -> str:
@@ -410,7 +421,10 @@ def _escaped(text: str, item: EditItem) -> _Replacement | None:
             )
         else:
             out.append(m.group(0))
-    return _Replacement(span, "".join(out), "escaped")
+    from redline.engine import tolerated
+
+    said = tolerated.escapes(item.old_string, _lines_of(FileView(text), span))
+    return _Replacement(span, "".join(out), "escaped", accepted=(said,))
 
 
 _ESCAPE_OR_CHAR = re.compile(r"\\([nt'\"\\])|(.)", re.DOTALL)
@@ -453,7 +467,11 @@ def _prefixed(view: FileView, item: EditItem) -> _Replacement | None:
         f"the file shows them; they were removed, and old_string without them is in the file "
         f"once (line {line}). Quote the file's text without them"
     )
-    return _Replacement(Span(start, end, CONFIDENCE["prefixed"]), new, "prefixed", note)
+    from redline.engine import tolerated
+
+    span = Span(start, end, CONFIDENCE["prefixed"])
+    stripped = tolerated.prefixes(reading.prefixes, _lines_of(view, span))
+    return _Replacement(span, new, "prefixed", note, accepted=(stripped,))
 
 
 _WORD_CHAR = re.compile(r"\w")
@@ -490,7 +508,10 @@ def _fragment(view: FileView, item: EditItem) -> _Replacement | None:
         f"old_string is part of line {view.line_of(start) + 1}, not a line of its own: it "
         "was replaced inside that line (without the indentation and line end it was sent with)"
     )
-    return _Replacement(Span(start, end, CONFIDENCE["fragment"]), new_core, "fragment", note)
+    from redline.engine import tolerated
+
+    part = (tolerated.fragment(view.line_of(start) + 1),)
+    return _Replacement(Span(start, end, CONFIDENCE["fragment"]), new_core, "fragment", note, part)
 
 
 def _from_line_start(text: str, span: Span, old: str) -> Span:
@@ -636,6 +657,33 @@ def _describe(view: FileView, span: Span, match_type: str) -> Match:
     )
 
 
+def _lines_of(view: FileView, span: Span) -> tuple[int, ...]:
+    first = view.line_of(span.start) + 1
+    return tuple(range(first, view.line_of(max(span.start, span.end - 1)) + 2))
+
+
+def _tolerated(view: FileView, rep: _Replacement) -> list[Tolerance]:
+    """What ``rep`` accepted beyond the text it quotes (engine.tolerated)."""
+    if rep.match_type == "exact" and not rep.accepted:
+        return []
+    from redline.engine import tolerated
+
+    out = list(rep.accepted)
+    text, span = view.text, rep.span
+    first = view.line_of(span.start) + 1
+    if rep.match_type == "trailing_newline":
+        out.append(tolerated.final_newline(view.line_of(max(span.start, span.end - 1)) + 1))
+    elif rep.sent is not None:
+        out += tolerated.lines_of(
+            rep.sent,
+            text[span.start : span.end],
+            first,
+            line_start=span.start == 0 or text[span.start - 1] == "\n",
+            line_end=span.end == len(text) or text[span.end - 1 : span.end + 1].count("\n") > 0,
+        )
+    return out
+
+
 def _write(
     decoded: Decoded,
     view: FileView,
@@ -670,6 +718,7 @@ def _write(
     except FileFormatError as exc:
         return EditOutcome(Result("invalid", path=path, error=str(exc)), None)
     result.matches = matches
+    result.tolerated = [t for rep in replacements for t in _tolerated(view, rep)]
     first = matches[0]
     result.match_type = first.match_type
     result.confidence = min(m.confidence for m in matches)

@@ -62,6 +62,7 @@ class HunkEvidence:
     other_matches: int  # other places this hunk's lines also match
     anchor_found: bool | None  # None when the hunk has no '@@' anchor
     matched_text: str
+    sent_text: str = ""  # the hunk's context and '-' lines, as the patch gives them
 
 
 class HunkError(RedlineError):
@@ -442,6 +443,7 @@ def _evidence(
         max(0, others),
         anchor_found,
         matched,
+        "\n".join(old),
     )
 
 

@@ -131,7 +131,7 @@ def adapt(
 
 
 @dataclass
-class _Unit:
+class Unit:
     """A step of the old_string ↔ file alignment: a pair, or a line on one side only."""
 
     old: int | None
@@ -149,7 +149,7 @@ class _Merge:
     line_end: bool
     style: indent.Style | None
     file_chars: frozenset[str]
-    units: list[_Unit] = field(default_factory=list)
+    units: list[Unit] = field(default_factory=list)
     _line_sources: dict[int, list[str | None]] | None = None
 
     def run(self) -> str:
@@ -180,34 +180,8 @@ class _Merge:
 
     # -- alignment ---------------------------------------------------------------
 
-    def _align(self) -> list[_Unit]:
-        n, m = len(self.base), len(self.ours)
-        head: list[_Unit] = []
-        lo_old = lo_file = 0
-        if not self.line_start:  # the partial first line is the first line
-            head.append(_Unit(0, 0))
-            lo_old = lo_file = 1
-        tail: list[_Unit] = []
-        hi_old, hi_file = n - 1, m - 1  # the text after the last newline pairs with its twin
-        if hi_old >= lo_old and hi_file >= lo_file:
-            tail.append(_Unit(hi_old, hi_file))
-        else:
-            hi_old, hi_file = n, m
-        middle = _align_lines(
-            [_key(s) for s in self.base[lo_old:hi_old]],
-            [_key(s) for s in self.ours[lo_file:hi_file]],
-            lo_old,
-            lo_file,
-        )
-        units = head + middle + tail
-        for unit in units:
-            if unit.old is not None and unit.file is not None:
-                unit.kind = _classify(self.base[unit.old], self.ours[unit.file])
-            elif (unit.old is not None and self.base[unit.old].blank) or (
-                unit.file is not None and self.ours[unit.file].blank
-            ):
-                unit.kind = Kind.FORMAT
-        return units
+    def _align(self) -> list[Unit]:
+        return align(self.base, self.ours, self.line_start)
 
     def _check_drift(self) -> None:
         if self.match_type not in _FUZZY:
@@ -533,6 +507,38 @@ class _Merge:
         return mapped
 
 
+def align(base: list[Seg], ours: list[Seg], line_start: bool) -> list[Unit]:
+    """The lines of old_string (``base``) paired with the file's (``ours``), each pair
+    classified (:class:`Kind`); a line on one side only is a unit with one index."""
+    n, m = len(base), len(ours)
+    head: list[Unit] = []
+    lo_old = lo_file = 0
+    if not line_start:  # the partial first line is the first line
+        head.append(Unit(0, 0))
+        lo_old = lo_file = 1
+    tail: list[Unit] = []
+    hi_old, hi_file = n - 1, m - 1  # the text after the last newline pairs with its twin
+    if hi_old >= lo_old and hi_file >= lo_file:
+        tail.append(Unit(hi_old, hi_file))
+    else:
+        hi_old, hi_file = n, m
+    middle = _align_lines(
+        [_key(s) for s in base[lo_old:hi_old]],
+        [_key(s) for s in ours[lo_file:hi_file]],
+        lo_old,
+        lo_file,
+    )
+    units = head + middle + tail
+    for unit in units:
+        if unit.old is not None and unit.file is not None:
+            unit.kind = _classify(base[unit.old], ours[unit.file])
+        elif (unit.old is not None and base[unit.old].blank) or (
+            unit.file is not None and ours[unit.file].blank
+        ):
+            unit.kind = Kind.FORMAT
+    return units
+
+
 def _line_ops(base: list[Seg], theirs: list[Seg]) -> list[tuple[str, int, int, int, int]]:
     """The line diff old_string → new_string. When both end with a newline, the empty
     text after it stays the last line of both (never the twin of a blank line the
@@ -546,22 +552,22 @@ def _line_ops(base: list[Seg], theirs: list[Seg]) -> list[tuple[str, int, int, i
     return [*ops, ("equal", n, n + 1, m, m + 1)] if ends else ops
 
 
-def _align_lines(old: list[str], file: list[str], lo_old: int, lo_file: int) -> list[_Unit]:
-    units: list[_Unit] = []
+def _align_lines(old: list[str], file: list[str], lo_old: int, lo_file: int) -> list[Unit]:
+    units: list[Unit] = []
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, file, False).get_opcodes():
         if tag == "equal":
             units.extend(
-                _Unit(lo_old + i, lo_file + j)
+                Unit(lo_old + i, lo_file + j)
                 for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
             )
             continue
         pairs = _pair_similar(old[i1:i2], file[j1:j2])
         i, j = i1, j1
         for a, b in [*pairs, (i2 - i1, j2 - j1)]:
-            units.extend(_Unit(lo_old + x, None) for x in range(i, i1 + a))
-            units.extend(_Unit(None, lo_file + y) for y in range(j, j1 + b))
+            units.extend(Unit(lo_old + x, None) for x in range(i, i1 + a))
+            units.extend(Unit(None, lo_file + y) for y in range(j, j1 + b))
             if (a, b) != (i2 - i1, j2 - j1):
-                units.append(_Unit(lo_old + i1 + a, lo_file + j1 + b))
+                units.append(Unit(lo_old + i1 + a, lo_file + j1 + b))
             i, j = i1 + a + 1, j1 + b + 1
     return units
 

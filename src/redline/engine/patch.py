@@ -10,8 +10,9 @@ from redline.engine import invisible
 from redline.engine.decode import decode
 from redline.engine.diff import unified
 from redline.engine.errors import FileFormatError, RequestError
+from redline.engine.hunks import HunkEvidence
 from redline.engine.patch_plan import FileChange, GroupPlan, PatchPlan, Snapshot, plan_patch
-from redline.engine.result import GroupReport, HunkReport, Result
+from redline.engine.result import GroupReport, HunkReport, Result, Tolerance
 
 CHANGED_AFTER_PLANNING = "changed after planning"
 
@@ -66,6 +67,22 @@ def validate_groups(plan: PatchPlan, wanted: Callable[[str], bool]) -> None:
             group.error = failed.describe("patch")
 
 
+def _tolerated(evidence: HunkEvidence) -> list[Tolerance]:
+    """What placing a hunk accepted (engine.tolerated): its lines as the file has them
+    otherwise than the patch quotes them, and an ``@@`` anchor not found."""
+    if evidence.match_type == "exact" and evidence.anchor_found is not False:
+        return []
+    from redline.engine import tolerated
+
+    lines = tuple(range(evidence.start_line, evidence.end_line + 1))
+    out = []
+    if evidence.anchor_found is False:
+        out.append(tolerated.anchor_missing(lines or (evidence.start_line,)))
+    if evidence.match_type != "exact":
+        out += tolerated.lines_of(evidence.sent_text, evidence.matched_text, evidence.start_line)
+    return out
+
+
 def summarise(plan: PatchPlan) -> Result:
     applied, failed = plan.applied, plan.failed
     changes = [c for g in applied for c in g.changes]
@@ -83,6 +100,7 @@ def summarise(plan: PatchPlan) -> Result:
             h.evidence.other_matches,
             h.evidence.anchor_found,
             h.evidence.matched_text,
+            _tolerated(h.evidence),
         )
         for g in applied
         for h in g.hunks

@@ -22,6 +22,30 @@ Status = Literal[
 
 
 @dataclass(frozen=True)
+class Tolerance:
+    """One kind of difference accepted: ``kind`` (a stable name), the file's lines it
+    concerns, and ``text``, the difference in words."""
+
+    kind: str
+    lines: tuple[int, ...]
+    text: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"kind": self.kind, "lines": list(self.lines), "text": self.text}
+
+    @classmethod
+    def from_json(cls, data: object) -> Tolerance | None:
+        if not isinstance(data, dict):
+            return None
+        lines = data.get("lines")
+        return cls(
+            str(data.get("kind", "")),
+            tuple(n for n in lines if isinstance(n, int)) if isinstance(lines, list) else (),
+            str(data.get("text", "")),
+        )
+
+
+@dataclass(frozen=True)
 class Match:
     """One replaced span: lines are 1-based, inclusive, in the file before the edit."""
 
@@ -69,6 +93,7 @@ class HunkReport:
     other_matches: int
     anchor_found: bool | None
     matched_text: str
+    tolerated: list[Tolerance] = field(default_factory=list)  # engine.tolerated
 
 
 @dataclass(frozen=True)
@@ -93,6 +118,9 @@ class Result:
     hint: str | None = None
     cleaned: list[str] = field(default_factory=list)
     diff: str | None = None
+    # What a tolerant match accepted, in words, with its lines (engine.tolerated): empty
+    # for an exact edit
+    tolerated: list[Tolerance] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     committed: list[GroupReport] = field(default_factory=list)
@@ -134,6 +162,9 @@ class Result:
         for name in ("cleaned", "skipped"):
             data[name] = list(data[name])
         data["flags"] = [dict(flag) for flag in self.flags]
+        data["tolerated"] = [t.to_json() for t in self.tolerated]
+        for hunk in data["hunks"]:
+            hunk["tolerated"] = [t.to_json() for t in hunk["tolerated"]]
         for report in (*data["committed"], *data["not_applied"], *data["commits"]):
             report["paths"] = list(report["paths"])
             if "operations" in report:

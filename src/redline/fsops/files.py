@@ -23,7 +23,7 @@ def resolve(root: Path, path: str) -> Path:
     if not target.exists():
         raise RequestError(
             f"file {relative!r} does not exist under {root}; check the path (to create a file, "
-            "use apply_patch with *** Add File)",
+            "use the write tool)",
             "path",
         )
     return target

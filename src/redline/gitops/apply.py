@@ -64,7 +64,7 @@ from redline.engine.read import (
 from redline.engine.result import Commit, Result
 from redline.engine.weakening import weakenings
 from redline.engine.write import DeleteRequest, WriteRequest, operation, plan_file
-from redline.gitops import notes
+from redline.gitops import notes, sent
 from redline.gitops import undo as undoing
 from redline.gitops.carried import CARRIED_FLAG, FlaggedEdits, carried_flag
 from redline.gitops.errors import WorktreeGone
@@ -234,7 +234,9 @@ class SessionApplier:
             result.dry_run = dry_run
             if dry_run:
                 return result
-            result, published = on_worker(lambda: self._land(prepared, snapshot, result, groups))
+            result, published = on_worker(
+                lambda: self._land(prepared, snapshot, result, groups, request)
+            )
             return result
         finally:
             if prepared.external and not published:
@@ -387,12 +389,21 @@ class SessionApplier:
         return prepared
 
     def _land(
-        self, prepared: _Prepared, snapshot: _OnWorker, result: Result, planned: list[_Group]
+        self,
+        prepared: _Prepared,
+        snapshot: _OnWorker,
+        result: Result,
+        planned: list[_Group],
+        request: Request,
     ) -> tuple[Result, bool]:
         """On the git thread: commit the groups and publish; the result, and whether the
-        external changes were committed."""
+        external changes were committed. Each agent group's note keeps the request as
+        sent (gitops.sent)."""
         tip, tree = prepared.tip, prepared.tree
         chain = list(prepared.chain)
+        kept = sent.keep(self.repo, request, self.writer) if planned else None
+        for group in planned:
+            group.note.sent = kept
         groups = [self._stored(group) for group in planned]
         for group in groups:
             tip, tree = self._commit(tip, tree, group)
@@ -557,6 +568,7 @@ class SessionApplier:
                 NoteOperation.matched(
                     h.path, "update", h.match_type, h.confidence, h.start_line, h.end_line,
                     h.matched_text, other_candidates=h.other_matches, anchor_found=h.anchor_found,
+                    tolerated=[t.to_json() for t in h.tolerated],
                 )
                 for h in hunks
             ]  # fmt: skip
@@ -614,7 +626,7 @@ class SessionApplier:
                 "invalid",
                 path=request.path,
                 error=f"{request.path!r} is {what}; name a file of the session's worktree "
-                "(to create one, use apply_patch with *** Add File)",
+                "(to create one, use the write tool)",
             ), []
         if not request.validate and self._policy.validates(path):
             request = replace(request, validate=True)
@@ -625,10 +637,12 @@ class SessionApplier:
         content = _Content(outcome.data, snapshot.mode(path) or FILE)
         operations = [
             NoteOperation.matched(
-                path, "edit", m.match_type, m.confidence, m.start_line, m.end_line, m.matched_text
+                path, "edit", m.match_type, m.confidence, m.start_line, m.end_line, m.matched_text,
+                tolerated=[t.to_json() for t in result.tolerated
+                           if not t.lines or m.start_line <= t.lines[0] <= m.end_line],
             )
             for m in result.matches
-        ]
+        ]  # fmt: skip
         after = outcome.data
         verdict = self._judge(operations) + [
             carried_flag(path, e)

@@ -60,3 +60,16 @@ class CorruptNotes(GitModeError):
             f"{ref} {problem}, so redline cannot read the edit evidence (the guard refuses "
             f"commits and pushes until it can). {self.remedy}"
         )
+
+
+class RequestRedacted(GitModeError):
+    """The request kept for ``edit`` had likely secrets replaced (gitops.sent): what it
+    says is not what the agent sent, so it is never run again as if it were."""
+
+    def __init__(self, edit: str) -> None:
+        self.edit = edit
+        super().__init__(
+            f"the request kept for edit {edit} held likely secrets, which were redacted "
+            "before it went into the notes: it cannot be run again as sent; review the "
+            "edit's commit instead (`git show`)"
+        )

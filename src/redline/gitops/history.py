@@ -65,8 +65,20 @@ def session_history(repo: pygit2.Repository, layout: Layout, name: str) -> Histo
                 f"`git branch --list '{BRANCH_PREFIX}*'` the branches of closed ones"
             )
         base = str(sessions.closed_base(repo, layout, name, tip))
-    entries = [_entry(repo, commit) for commit in commits(repo, branch, base)]
+    entries = [e for commit in commits(repo, branch, base) for e in _entries(repo, commit)]
+    _mark_undone(entries)
     return History(name, f"{BRANCH_PREFIX}{name}", base, session is not None, entries)
+
+
+def range_history(
+    repo: pygit2.Repository, base: pygit2.Oid, head: pygit2.Oid
+) -> list[dict[str, Any]]:
+    """The edits the commits of ``base..head`` carry (a squash's, each), newest first."""
+    walker = repo.walk(head, pygit2.enums.SortMode.TOPOLOGICAL)
+    walker.hide(base)
+    entries = [e for commit in walker for e in _entries(repo, commit)]
+    _mark_undone(entries)
+    return entries
 
 
 def commits(repo: pygit2.Repository, branch: str, base: str) -> list[pygit2.Commit]:
@@ -83,13 +95,46 @@ def commits(repo: pygit2.Repository, branch: str, base: str) -> list[pygit2.Comm
     return out
 
 
-def _entry(repo: pygit2.Repository, commit: pygit2.Commit) -> dict[str, Any]:
+def _entries(repo: pygit2.Repository, commit: pygit2.Commit) -> list[dict[str, Any]]:
+    """The edit ``commit`` records, or for a squash commit each edit its note carries."""
     note = notes.read_note(repo, commit.id) or {}
+    summary = commit.message.splitlines()[0] if commit.message else ""
+    carried = notes.squashed(note)
+    return [_entry(str(commit.id), summary, item) for item in carried or [note]]
+
+
+def _entry(commit: str, summary: str, note: dict[str, Any]) -> dict[str, Any]:
+    state, by = edit_state(note)
     return {
-        "commit": str(commit.id),
-        "summary": commit.message.splitlines()[0] if commit.message else "",
+        "commit": commit,
+        "summary": summary,
         "edit": note.get("edit"),
         "source": note.get("source"),
         "tool": note.get("tool"),
         "operations": note.get("operations", []),
+        "state": state,
+        "approved_by": by,
+        "undoes": (note.get("undoes") or {}).get("edit"),
+        "tolerated": [t for op in note.get("operations") or [] for t in op.get("tolerated") or []],
     }
+
+
+def edit_state(note: dict[str, Any]) -> tuple[str, list[str]]:
+    """An edit's state by its note: ``flagged`` (waiting for a person), ``approved`` (with
+    who approved it), or ``clean`` (nothing to approve); ``unknown`` without a note.
+    (``undone`` is known from later commits: see :func:`_mark_undone`.)"""
+    if not note:
+        return "unknown", []
+    by = [str(a.get("by", "")) for a in note.get("approvals") or [] if isinstance(a, dict)]
+    policy = note.get("policy") or {}
+    if policy.get("verdict") == "flagged":
+        return ("approved" if by else "flagged"), by
+    return "clean", by
+
+
+def _mark_undone(entries: list[dict[str, Any]]) -> None:
+    """Mark the edits a later undo in ``entries`` reverted."""
+    undone = {e["undoes"] for e in entries if e.get("undoes")}
+    for entry in entries:
+        if entry.get("edit") in undone:
+            entry["state"] = "undone"

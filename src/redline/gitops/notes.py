@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import pygit2
 
-from redline.gitops import refs
+from redline.gitops import refs, sent
 from redline.gitops.errors import CorruptNotes, GitModeError, RefMoved
 from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.repo import NOTES_REF, common_dir
@@ -92,6 +92,8 @@ class NoteOperation:
     matched_preview: str | None = None
     other_candidates: int | None = None  # apply_patch: other places the hunk fit
     anchor_found: bool | None = None  # apply_patch: the @@ anchor was there
+    # What the match accepted, in words, with its lines (engine.tolerated; [] when exact)
+    tolerated: list[dict[str, Any]] | None = None
 
     @classmethod
     def matched(
@@ -208,6 +210,9 @@ class Note:
     undoes: dict[str, str] | None = None  # an undo's note: the edit and commit it reverts
     # The files the commit changed, blob ids before and after (older notes lack them).
     files: list[NoteFile] | None = None
+    # The request as the agent sent it (gitops.sent): {blob, bytes, sha256, cap}, or
+    # {over_cap, bytes, sha256, cap} when it was too large to keep.
+    sent: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -233,6 +238,8 @@ class Note:
             data["undoes"] = dict(self.undoes)
         if self.files is not None:
             data["files"] = [f.to_json() for f in self.files]
+        if self.sent is not None:
+            data["sent"] = dict(self.sent)
         return data
 
     @classmethod
@@ -254,6 +261,7 @@ class Note:
             validation=_records(data.get("validation")),
             undoes=data.get("undoes"),
             files=_files(data.get("files")),
+            sent=dict(data["sent"]) if isinstance(data.get("sent"), Mapping) else None,
         )
 
 
@@ -483,10 +491,48 @@ def prepare(
         changes[fanned] = Entry(blob, FILE)
         if tree is not None and flat in tree and tree[flat].filemode != TREE:
             changes[flat] = None
+        changes.update(_requests_of(repo, note, tree))
     new_tree = with_entries(repo, tree, changes)
     message = "Notes added by redline\n"
     parents = [parent] if parent is not None else []
     return write_commit(repo, new_tree, parents, signature, signature, message, writer)
+
+
+def _requests_of(
+    repo: pygit2.Repository, note: NoteData, tree: pygit2.Tree | None
+) -> dict[str, Entry]:
+    """The request blobs ``note`` names (gitops.sent), as entries of the notes tree, so
+    that they travel with it (those already there, or missing here, left out)."""
+    if isinstance(note, pygit2.Oid):
+        blob = repo.get(note)
+        if not isinstance(blob, pygit2.Blob) or b'"sent"' not in blob.data:
+            return {}
+        try:
+            note = json.loads(blob.data)
+        except ValueError:
+            return {}
+        if not isinstance(note, dict):
+            return {}
+    out = {}
+    for name in sent.blobs_named(note):
+        path = sent.path_of(name)
+        if tree is not None and path in tree:
+            continue
+        try:
+            oid = pygit2.Oid(hex=name)
+        except ValueError:
+            continue
+        if oid in repo:
+            out[path] = Entry(oid, FILE)
+    return out
+
+
+def is_note_path(path: str) -> bool:
+    """A path of the notes tree that may be a note: not the requests' folder."""
+    return not (path == sent.FOLDER or path.startswith(sent.FOLDER + "/"))
+
+
+request_of = sent.request_of  # the request as sent for an edit (gitops.sent)
 
 
 def blob_of(

@@ -20,7 +20,7 @@ from typing import Any
 
 import pygit2
 
-from redline.gitops import refs
+from redline.gitops import refs, sent
 from redline.gitops.errors import GitModeError, RefMoved
 from redline.gitops.notes import (
     current,
@@ -115,9 +115,35 @@ def merged_tree(
             changes[o[0]] = None
         if result is not None:
             changes[f"{name[:2]}/{name[2:]}"] = Entry(result, FILE)
+    changes.update(_requests_only_in(repo, other, mine))
     if not changes:
         return mine.id
     return with_entries(repo, mine, changes)
+
+
+def _requests_only_in(
+    repo: pygit2.Repository, other: pygit2.Tree, mine: pygit2.Tree
+) -> dict[str, Entry | None]:
+    """The requests as sent (gitops.sent) that ``other`` holds and ``mine`` lacks: a
+    request blob's path is its id, so the union of the two folders is all there is."""
+    if sent.FOLDER not in other:
+        return {}
+    if sent.FOLDER in mine and mine[sent.FOLDER].id == other[sent.FOLDER].id:
+        return {}
+    found: dict[str, Entry | None] = {}
+    stack = [(other[sent.FOLDER].id, sent.FOLDER)]
+    while stack:
+        tree_id, prefix = stack.pop()
+        folder = repo.get(tree_id)
+        if not isinstance(folder, pygit2.Tree):
+            continue
+        for item in folder:
+            path = f"{prefix}/{item.name}"
+            if item.type_str == "tree":
+                stack.append((item.id, path))
+            elif path not in mine:
+                found[path] = Entry(item.id, FILE)
+    return found
 
 
 def union(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:

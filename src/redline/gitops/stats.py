@@ -362,6 +362,8 @@ def _note_blobs(repo: pygit2.Repository, report: Report) -> Iterator[tuple[pygit
         folder, prefix = stack.pop()
         for item in folder:
             name = prefix + (item.name or "")
+            if not prefix and not notes.is_note_path(name):
+                continue  # the requests as sent (gitops.sent)
             if item.type_str == "tree":
                 sub = repo.get(item.id)
                 if isinstance(sub, pygit2.Tree) and len(name) < 40:

@@ -31,6 +31,7 @@ from redline.hooks.evidence import (
     unnoted_commits,
 )
 from redline.hooks.guard import carrying_commit, changed_paths, flagged_operations
+from redline.hooks.sent_found import sent_and_found
 from redline.hooks.stages import SESSION_BRANCHES
 
 _LATER = 1000  # commits after an edit in which review looks for its file's other names
@@ -301,8 +302,9 @@ def waiting(
                     "rule": rule,
                     "reason": reason,
                     "time": commit.commit_time,
-                    "diff": _diff(repo, commit, op.path),
+                    "diff": commit_diff(repo, commit, op.path),
                     "inserted": _inserted(follower, edit),
+                    **sent_and_found(repo, commit, entry.edit, op.path, op.start_line),
                 }
             )
     out += _unnoted(repo, ledger, follower)
@@ -385,14 +387,14 @@ def _unnoted(
                     "rule": MISSING_RULE,
                     "reason": MISSING_REASON,
                     "time": commit.commit_time,
-                    "diff": _diff(repo, commit, path),
+                    "diff": commit_diff(repo, commit, path),
                     "inserted": _inserted(follower, follower.edit(commit, path, moved=False)),
                 }
             )
     return out
 
 
-def _diff(repo: pygit2.Repository, commit: pygit2.Commit, path: str) -> str:
+def commit_diff(repo: pygit2.Repository, commit: pygit2.Commit, path: str) -> str:
     parent = commit.parents[0].tree if commit.parents else None
     diff = (
         parent.diff_to_tree(commit.tree)

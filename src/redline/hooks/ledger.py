@@ -201,6 +201,7 @@ def _catch_up_to(repo: pygit2.Repository, ledger: Ledger, tip: pygit2.Commit | N
             _note_name(side.path, current)
             for delta in old_tree.diff_to_tree(new_tree).deltas
             for side in (delta.old_file, delta.new_file)
+            if notes.is_note_path(side.path)
         }
         # Forget first, then learn: a note that moved between flat and fanned-out
         # paths shows as two deltas. An edit is relearned whole, from all its
@@ -263,6 +264,8 @@ def _walk(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> list[tuple
     out = []
     for item in tree:
         path = f"{prefix}{item.name}"
+        if not notes.is_note_path(path):
+            continue  # the requests as sent (gitops.sent): no notes
         if item.filemode == pygit2.enums.FileMode.TREE:
             sub = repo[item.id]
             assert isinstance(sub, pygit2.Tree)

@@ -56,6 +56,28 @@ def is_patch_native(model: str | None) -> bool:
     return False
 
 
+_OPENAI_PROVIDERS = frozenset({"openai", "azure", "azure_openai", "azure-openai"})
+_OPENAI_MODEL = re.compile(r"(gpt-|chatgpt|o\d|codex)")
+
+
+def endpoint_for(model: str, provider: str | None = None) -> tuple[str, str]:
+    """The API shape a model is most likely called through, and why: Anthropic's models
+    and provider → ``anthropic``; OpenAI's → ``responses``; any other → ``chat``."""
+    named = (provider or _prefix(model) or "").strip().lower()
+    if named == "anthropic":
+        return "anthropic", "provider anthropic"
+    if named in _OPENAI_PROVIDERS:
+        return "responses", f"provider {named}"
+    if named:
+        return "chat", f"provider {named}, not OpenAI's or Anthropic's"
+    name = model.strip().lower().rsplit("/", 1)[-1].split(":", 1)[-1]
+    if name.startswith("claude"):
+        return "anthropic", "an Anthropic model"
+    if _OPENAI_MODEL.match(name) or is_patch_native(name):
+        return "responses", "an OpenAI model"
+    return "chat", "a model of neither OpenAI nor Anthropic"
+
+
 @dataclass(frozen=True)
 class Surface:
     tools: tuple[str, ...]  # e.g. ("apply_patch", "read") or ("edit", "write", "delete", "read")

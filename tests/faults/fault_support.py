@@ -193,6 +193,9 @@ class Daemon:
         return Path(self.call("session.open", {"name": name})["worktree"])
 
     def stop(self) -> None:
+        """Stop the daemon (again: nothing more to do)."""
+        if self._thread.ident is not None and not self._thread.is_alive():
+            return
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self.server.stop)
         self._thread.join(timeout=60)

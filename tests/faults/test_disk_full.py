@@ -93,11 +93,17 @@ def _embedded_requests() -> list[dict[str, object]]:
     ]
 
 
-def test_a_full_disk_in_embedded_mode_under_load(machine: Machine, tmp_path: Path) -> None:
+def test_a_full_disk_in_embedded_mode_under_load(
+    machine: Machine, daemon: Daemon, tmp_path: Path
+) -> None:
     """Three processes at once, each one request kind, on a full disk (their crash logs'
     folder is on it too): each answers `failed` with what ran out, nothing changes (not
     half a patch: its delete is taken back too); once there is room the same requests
-    apply. A delete needs no room, and applies on the full disk."""
+    apply. A delete needs no room, and applies on the full disk.
+
+    The module's daemon is stopped first: its own work after the tests above (packing
+    the loose objects they left) frees room on the disk, which must stay full here."""
+    daemon.stop()
     folder = machine.disk.path / "plain"
     folder.mkdir()
     for name in ("a.py", "b.py", "c.txt", "tool.sh"):

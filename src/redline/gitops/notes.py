@@ -447,7 +447,21 @@ def blob_of(
     repo: pygit2.Repository, commit: pygit2.Oid, at: pygit2.Oid | None
 ) -> pygit2.Oid | None:
     """The blob of ``commit``'s note in notes commit ``at``, or None."""
+    return _blob_in(notes_tree(repo, at), commit)
+
+
+def missing(
+    repo: pygit2.Repository, blobs: Mapping[pygit2.Oid, NoteData], at: pygit2.Oid | None
+) -> dict[pygit2.Oid, NoteData]:
+    """The items of ``blobs`` (commit -> its note) whose commit has no note in notes
+    commit ``at`` (whose tree is read once for all of them)."""
+    if not blobs:
+        return {}
     tree = notes_tree(repo, at)
+    return {c: b for c, b in blobs.items() if _blob_in(tree, c) is None}
+
+
+def _blob_in(tree: pygit2.Tree | None, commit: pygit2.Oid) -> pygit2.Oid | None:
     for path in _paths(commit) if tree is not None else ():
         try:
             return tree[path].id  # type: ignore[index]

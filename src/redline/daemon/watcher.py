@@ -82,8 +82,14 @@ class Watcher:
         self._started = False
         self._failed = False
         self._hook = threading.excepthook
+        # Sessions are watched from the worker and from checkout threads (daemon.service).
+        self._lock = threading.Lock()
 
     def watch(self, name: str, root: Path, dirty: DirtyPaths) -> None:
+        with self._lock:
+            self._watch(name, root, dirty)
+
+    def _watch(self, name: str, root: Path, dirty: DirtyPaths) -> None:
         if self._failed:
             return  # no event would come: its snapshots walk the worktree
         if not self._started:
@@ -108,6 +114,10 @@ class Watcher:
             )
 
     def unwatch(self, name: str) -> None:
+        with self._lock:
+            self._unwatch(name)
+
+    def _unwatch(self, name: str) -> None:
         self._dirty.pop(name, None)
         watch = self._watches.pop(name, None)
         if watch is not None and not self._failed:

@@ -21,7 +21,7 @@ from redline.gitops import refs
 from redline.gitops.errors import CorruptNotes, GitModeError, RefMoved
 from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.repo import NOTES_REF, common_dir
-from redline.gitops.trees import FILE, TREE, Entry, with_entries
+from redline.gitops.trees import FILE, TREE, Entry, child_named, with_entries
 from redline.gitops.writer import PLAIN, Writer
 
 SCHEMA = "redline.note/1"
@@ -344,11 +344,14 @@ def read_note(
     tree = notes_tree(repo, at)
     if tree is None:
         return None
-    for path in _paths(commit):
-        try:
-            blob = repo[tree[path].id]
-        except KeyError:
-            continue
+    hex_id = str(commit)
+    folder = child_named(tree, hex_id[:2])
+    candidates = [
+        child_named(folder, hex_id[2:]) if isinstance(folder, pygit2.Tree) else None,
+        child_named(tree, hex_id),
+    ]
+    for entry in candidates:
+        blob = repo.get(entry.id) if entry is not None else None
         if not isinstance(blob, pygit2.Blob):
             continue
         try:
@@ -435,7 +438,8 @@ def prepare(
         fanned, flat = _paths(commit)
         blob = note if isinstance(note, pygit2.Oid) else write_blob(repo, encode(note), writer)
         changes[fanned] = Entry(blob, FILE)
-        if tree is not None and flat in tree and tree[flat].filemode != TREE:
+        old = child_named(tree, flat) if tree is not None else None
+        if old is not None and old.filemode != TREE:
             changes[flat] = None
     new_tree = with_entries(repo, tree, changes)
     message = "Notes added by redline\n"
@@ -462,12 +466,23 @@ def missing(
 
 
 def _blob_in(tree: pygit2.Tree | None, commit: pygit2.Oid) -> pygit2.Oid | None:
-    for path in _paths(commit) if tree is not None else ():
-        try:
-            return tree[path].id  # type: ignore[index]
-        except KeyError:
-            continue
-    return None
+    entry = _note_entry(tree, commit)
+    return entry.id if entry is not None else None
+
+
+def _note_entry(tree: pygit2.Tree | None, commit: pygit2.Oid) -> pygit2.Object | None:
+    """``commit``'s note in the notes tree ``tree``: fanned out (``ab/cdef…``) or flat.
+    Found by position, not by path: each commit's name is looked up once or twice, and
+    pygit2 would keep every name it was given (gitops.trees)."""
+    if tree is None:
+        return None
+    hex_id = str(commit)
+    folder = child_named(tree, hex_id[:2])
+    if isinstance(folder, pygit2.Tree):
+        found = child_named(folder, hex_id[2:])
+        if found is not None:
+            return found
+    return child_named(tree, hex_id)
 
 
 def current(repo: pygit2.Repository) -> pygit2.Oid | None:

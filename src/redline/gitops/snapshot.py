@@ -12,7 +12,7 @@ import pygit2
 
 from redline.engine.paths import NAME_MAX, PATH_MAX, is_git_name, names_git
 from redline.fsops.confine import relative_to_root
-from redline.gitops.trees import TREE, Entry, is_tree, lookup
+from redline.gitops.trees import TREE, Entry, entry_at, is_tree, lookup
 from redline.gitops.worktree import check_path, entry_on_disk
 
 
@@ -187,7 +187,9 @@ def _fits(path: str) -> bool:
 def _tree_files(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> list[str]:
     """Every file of ``tree`` under the folder ``prefix`` (a stack, not recursion)."""
     files: list[str] = []
-    top = repo[tree[prefix].id]
+    found = entry_at(tree, prefix)
+    assert found is not None
+    top = repo[found.id]
     assert isinstance(top, pygit2.Tree)
     pending = [(prefix, top)]
     while pending:

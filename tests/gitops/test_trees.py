@@ -82,7 +82,7 @@ def test_looking_up_paths_keeps_no_string_per_lookup(repo: Path) -> None:
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
-    for n in range(2000):
+    for _ in range(2000):
         path = "".join(["docs/", "readme.md"])  # a new object each time
         assert lookup(git_repo, tree, path) is not None
         assert is_tree(tree, "".join(["do", "cs"]))

@@ -24,7 +24,8 @@ def test_an_external_change_made_just_before_a_request_is_committed_before_its_e
     with Client(gm.socket()) as conn:
         worktree = Path(conn.call("session.open", {"name": "s"})["worktree"])
         conn.call(
-            "apply", {"session": "s", "request": {"tool": "write", "path": "g.txt", "content": "0\n"}}
+            "apply",
+            {"session": "s", "request": {"tool": "write", "path": "g.txt", "content": "0\n"}},
         )
         for i in range(ROUNDS):
             base = rev(gm.repo, "redline/s")

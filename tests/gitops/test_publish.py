@@ -279,3 +279,49 @@ def test_concurrent_notes_and_commits_by_git_lose_no_note_and_revert_nothing(rep
     assert outside, "the other writer never committed: the test did not test"
     assert (wt / "items.txt").read_text() == tip_text
     assert_fsck_clean(repo)
+
+
+def _count_lookups(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many notes each publication looks up (notes.missing), in order."""
+    from redline.gitops import notes
+
+    sizes: list[int] = []
+    real = notes.missing
+
+    def counted(repo: Any, blobs: Any, at: Any) -> Any:
+        sizes.append(len(blobs))
+        return real(repo, blobs, at)
+
+    monkeypatch.setattr(notes, "missing", counted)
+    return sizes
+
+
+def test_each_publication_looks_up_only_its_own_notes_while_the_ref_is_ours(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    applier = open_applier(repo)
+    sizes = _count_lookups(monkeypatch)
+
+    for n in range(1, 9):
+        answer = run(applier, edit("b.py", f"VALUE = {n}", f"VALUE = {n + 1}"))
+        assert isinstance(answer, Result) and answer.status == "applied", answer
+
+    # The first finds the notes ref as someone else left it; after that only the
+    # request's own note is looked up, however many came before it.
+    assert sizes[1:] == [1] * 7
+
+
+def test_a_recent_note_dropped_by_git_notes_is_added_again(repo: Path) -> None:
+    applier = open_applier(repo)
+    base = rev(repo, BRANCH)
+    for n in range(1, 4):
+        answer = run(applier, edit("b.py", f"VALUE = {n}", f"VALUE = {n + 1}"))
+        assert isinstance(answer, Result) and answer.status == "applied", answer
+    dropped = answer.commits[0].commit
+    # `git notes` rewrites the ref without a compare-and-swap: as if it raced ours.
+    git(repo, "notes", "--ref=redline", "remove", dropped)
+
+    again = run(applier, edit("a.py", "'Hello, ' + name", "'Hi, ' + name"))
+
+    assert isinstance(again, Result) and again.status == "applied", again
+    assert_consistent(repo, applier.session, base)  # every commit has its note again

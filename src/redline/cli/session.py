@@ -32,17 +32,27 @@ def session_group() -> None:
 @click.option("--base", default=None, help="Commit to start from (default: HEAD).")
 @click.option("--name", default=None, help="Session name (default: s-<date>-<time>).")
 @click.option(
-    "--json", "as_json", is_flag=True, help="Print {name, branch, worktree, resumed, base, edits}."
+    "--full",
+    is_flag=True,
+    help="Wait until every file of the worktree is checked out (progress on a terminal).",
 )
-def open_command(repo: Path, base: str | None, name: str | None, as_json: bool) -> None:
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print {name, branch, worktree, resumed, base, edits, ready, done, total}.",
+)
+def open_command(repo: Path, base: str | None, name: str | None, full: bool, as_json: bool) -> None:
     """Open a session and print its worktree and branch.
 
     When the branch redline/NAME exists (a session closed with its branch kept),
     the session resumes it: a new worktree on that branch, its history continued.
+    A large worktree is checked out by git in the background: the command answers
+    at once and the session's requests wait for the checkout; --full waits here.
     """
     if name is not None:
         _check_name(name)  # refused here, before a daemon is started for nothing
-    opened = _open(repo, {"name": name, "base": base})
+    opened = _open(repo, {"name": name, "base": base, "wait": False}, full)
     if as_json:
         click.echo(json.dumps(opened))
         return
@@ -54,6 +64,12 @@ def open_command(repo: Path, base: str | None, name: str | None, as_json: bool) 
             f"resumed:  {opened['branch']} existed, so the session continues its history "
             f"({opened['edits']} earlier commit(s); `redline log {opened['name']}` lists them)"
         )
+    if not opened.get("ready", True):
+        click.echo(
+            f"checkout: {opened.get('done', 0)}/{opened.get('total') or '?'} files so far; git "
+            "goes on in the background and the session's requests wait for it "
+            "(`redline session open --full` waits here)"
+        )
 
 
 def _check_name(name: str) -> None:
@@ -62,12 +78,16 @@ def _check_name(name: str) -> None:
     check_name(name)
 
 
-def _open(repo: Path, params: dict[str, object]) -> Any:
-    """``session.open``; a daemon started only for it is stopped again when it fails."""
+def _open(repo: Path, params: dict[str, object], full: bool) -> Any:
+    """``session.open``; a daemon started only for it is stopped again when it fails.
+    With ``full``, the worktree's checkout is waited for (shown on a terminal)."""
     client, started = daemon_client_started(repo)
     try:
         with client:
-            return client.call("session.open", params)
+            opened = client.call("session.open", params)
+            if full and not opened.get("ready", True):
+                opened.update(_checked_out(client, opened["name"]))
+            return opened
     except RpcError:
         if started:
             from redline.daemon.lifecycle import DaemonError, stop
@@ -75,6 +95,32 @@ def _open(repo: Path, params: dict[str, object]) -> Any:
             with contextlib.suppress(DaemonError, OSError):
                 stop(daemon_files(repo), unless_in_use=True)
         raise
+
+
+def _checked_out(client: Any, name: str) -> dict[str, Any]:
+    """Wait for session ``name``'s checkout, showing ``checkout: done/total`` on a terminal
+    (nothing when stderr is piped); its last status."""
+    import sys
+    import time
+
+    shown = sys.stderr.isatty()
+    while True:
+        status: dict[str, Any] = client.call("session.status", {"name": name})
+        if shown and status.get("total"):
+            sys.stderr.write(f"\rcheckout: {status['done']}/{status['total']} files")
+            sys.stderr.flush()
+        if status.get("ready") or status.get("error"):
+            break
+        time.sleep(0.2)
+    if shown:
+        sys.stderr.write("\n")
+    if status.get("error"):
+        raise click.ClickException(
+            f"the worktree of session {name!r} could not be checked out "
+            f"({status['error']}); close the session (`redline session close {name} "
+            "--force`) and open it again"
+        )
+    return status
 
 
 @session_group.command("list")

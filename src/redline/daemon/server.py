@@ -8,13 +8,14 @@ too deep or not a request with its JSON-RPC error, and a last line the client
 sent without a newline before closing its side as if it had one. A failure
 inside the server is answered as an internal error; the connection goes on.
 
-Where each method runs (:data:`_PLACES`): ``hello`` on the event loop, at
-once; ``apply`` on a planning thread, whose steps that read or write the
-repository go to the one git worker (``Service.apply``), so that matching —
-seconds for a large tolerant request — never holds up ``hello``, another
-session or the worker; every other method on the git worker. Requests of one
-session (``apply``, ``session.close``) are served one at a time, in the order
-they came (:meth:`Server._in_turn`).
+Where each method runs (:data:`_PLACES`): ``hello`` and ``session.status`` on
+the event loop, at once; ``apply`` and ``session.open`` on a planning thread,
+whose steps that read or write the repository go to the one git worker
+(``Service.apply``), so that matching — seconds for a large tolerant request —
+or a checkout by git — a minute at 100,000 files — never holds up ``hello``,
+another session or the worker; every other method on the git worker. Requests
+of one session (``apply``, ``session.open``, ``session.close``) are served one
+at a time, in the order they came (:meth:`Server._in_turn`).
 """
 
 from __future__ import annotations
@@ -46,9 +47,19 @@ REFUSAL_GRACE = 1.0  # seconds a refused client has to take its answer
 STOP_GRACE = 5.0  # seconds a stopping daemon waits for a client to take its last answer
 PLANNERS = 8  # requests matched at once, each in its own session
 # Where a method runs; any other runs on the git worker.
-_PLACES = {"hello": "loop", "apply": "planner"}
+_PLACES = {
+    "hello": "loop",
+    "session.status": "loop",
+    "apply": "planner",
+    "session.open": "planner",  # git checks out beside it; its git steps go to the worker
+}
 # The parameter naming the session of a method whose requests go one at a time.
-_SESSION_OF = {"apply": "session", "undo": "session", "session.close": "name"}
+_SESSION_OF = {
+    "apply": "session",
+    "undo": "session",
+    "session.open": "name",
+    "session.close": "name",
+}
 T = TypeVar("T")
 
 
@@ -75,6 +86,7 @@ class Server:
         self._methods: dict[str, Callable[[dict[str, Any]], Any]] = {
             "hello": service.hello,
             "session.open": service.session_open,
+            "session.status": service.session_status,
             "session.list": service.session_list,
             "session.close": service.session_close,
             "apply": service.apply,

@@ -9,6 +9,7 @@ another session's matching.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -31,6 +32,7 @@ from redline.fsops.resources import ResourceError, explain, is_resource
 from redline.gitops import history, outcomes
 from redline.gitops import session as sessions
 from redline.gitops.apply import OnWorker, PolicyReading, SessionApplier, here
+from redline.gitops.checkout import Checkout, changed_since_checkout
 from redline.gitops.durability import Durability
 from redline.gitops.errors import SessionError, WorktreeGone
 from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects
@@ -45,6 +47,7 @@ from redline.tools.permissions import Permissions, unknown_rules, verdict
 
 log = logging.getLogger("redline.daemon")
 T = TypeVar("T")
+OPEN_GRACE = 0.5  # seconds session.open without ``wait`` waits for a small checkout
 PACK_FILES_OPEN = 128  # pack files libgit2 keeps open at most (the least used are closed)
 
 
@@ -79,6 +82,9 @@ class Service:
         self._appliers: dict[str, SessionApplier] = {}
         # The [permission] rules of each session, judged here for every client.
         self.rules = SessionRules(self.repo, user_config)
+        # Worktrees being checked out by git in the background (gitops.checkout), by session.
+        self._checkouts: dict[str, Checkout] = {}
+        self.git_env = dict(git_env)
         self._hints: dict[str, FailureHints] = {}
         self.on_session_open: Callable[[SessionApplier], None] = lambda applier: None
         self.on_session_close: Callable[[str], None] = lambda name: None
@@ -95,6 +101,12 @@ class Service:
         self.spares.start()
         self.housekeeping.start()
         for session in sessions.all_sessions(self.layout):
+            if sessions.checkout_due(self.layout, session.name) and _registered(session):
+                # Its checkout was cut short (the daemon stopped): no request of the
+                # session ran since (they wait for it), so it is simply done again.
+                log.warning("session %s: checking its worktree out again", session.name)
+                self._check_out(session, again=True)
+                continue
             try:
                 self.applier(session.name)
             except Exception:  # one broken session must not keep the others from being served
@@ -115,21 +127,7 @@ class Service:
         since the watcher attached here sees every later change.
         """
         if name not in self._appliers:
-            session = sessions.load(self.layout, name)
-            if not Path(session.worktree).is_dir():
-                raise WorktreeGone(name, session.worktree)
-            applier = SessionApplier(
-                self.repo,
-                self.layout,
-                session,
-                writer=self.writer,
-                fault=self._fault,
-                reading=PolicyReading(policy_from_files, settings_table),
-                mainline=Mainline(self.repo, session, ledger.load),
-            )
-            done = applier.publisher.recover()
-            if done:
-                log.warning("session %s: %s", name, done)
+            applier = self._loaded(name)
             if checked_out_now:
                 applier.dirty.overflowed = False  # before watching: nothing can be missed
             self._appliers[name] = applier
@@ -139,6 +137,91 @@ class Service:
                 # index (20,000 entries: ~25 ms); opening pays it instead.
                 applier.warm()
         return self._appliers[name]
+
+    def _loaded(self, name: str) -> SessionApplier:
+        """A new applier of session ``name``, with what a crash left of its requests done."""
+        session = sessions.load(self.layout, name)
+        if not Path(session.worktree).is_dir():
+            raise WorktreeGone(name, session.worktree)
+        applier = SessionApplier(
+            self.repo,
+            self.layout,
+            session,
+            writer=self.writer,
+            fault=self._fault,
+            reading=PolicyReading(policy_from_files, settings_table),
+            mainline=Mainline(self.repo, session, ledger.load),
+        )
+        done = applier.publisher.recover()
+        if done:
+            log.warning("session %s: %s", name, done)
+        return applier
+
+    def _check_out(self, session: sessions.Session, again: bool = False) -> Checkout:
+        """Start git checking out ``session``'s worktree; its requests wait for it.
+
+        With no server (``on_worker`` left as it is) the checkout runs here and now.
+        """
+        name = session.name
+        root = Path(session.worktree)
+        if again:  # a git process killed with the daemon left its lock behind
+            with contextlib.suppress(OSError):
+                _index_lock(root).unlink(missing_ok=True)
+        checkout = sessions.checkout_of(
+            self.layout, name, root, self.git_env, then=lambda: self._attach(name, checkout)
+        )
+        self._checkouts[name] = checkout
+        if self.on_worker is here:
+            checkout.run_here()
+        else:
+            checkout.start()
+        return checkout
+
+    def _attach(self, name: str, checkout: Checkout) -> None:
+        """On the checkout's thread, once git wrote the files: serve the session.
+
+        Its applier is made on the worker; the watch is attached, and what changed
+        in the worktree while git was checking it out (``git status``, run after the
+        watch, so nothing falls between them) is handed to its first snapshot here,
+        off the worker — a watch of 100,000 files takes a while.
+        """
+        applier = self.on_worker(lambda: self._adopt(name))
+        self.on_session_open(applier)
+        if checkout.cancelled:  # closed meanwhile
+            self.on_session_close(name)
+            return
+        for path in changed_since_checkout(applier.root, self.git_env):
+            applier.dirty.add(path)
+        applier.warm()
+
+    def _adopt(self, name: str) -> SessionApplier:
+        """On the worker: session ``name``'s applier, not watched yet, whose worktree git
+        just checked out (what changed meanwhile is added to it by :meth:`_attach`)."""
+        applier = self._loaded(name)
+        with applier.dirty.lock:
+            applier.dirty.overflowed = False
+        self._appliers[name] = applier
+        return applier
+
+    def checkout_problem(self, name: str, wait: bool = True) -> str | None:
+        """Wait for session ``name``'s checkout (if one runs); why it failed, or None."""
+        checkout = self._checkouts.get(name)
+        if checkout is None:
+            return None
+        if wait:
+            checkout.wait()
+        elif not checkout.finished.is_set():
+            return (
+                f"the worktree of session {name!r} is still being checked out "
+                f"({checkout.done}/{checkout.total or '?'} files); retry when "
+                f"`redline session open --name {name} --full` or `session.status` says ready"
+            )
+        if checkout.error is None:
+            return None
+        return (
+            f"the worktree of session {name!r} could not be checked out ({checkout.error}); "
+            f"close the session (`redline session close {name} --force`) and open it again"
+        )
 
     def call(self, method: Callable[[dict[str, Any]], Any], params: dict[str, Any]) -> Any:
         """Run one method; the objects it wrote are on disk before it answers."""
@@ -220,24 +303,57 @@ class Service:
         }
 
     def session_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Runs on a planning thread: git checks the worktree out in a process of its own
+        while the daemon serves everything else. ``wait`` (default true): answer once the
+        worktree is complete; false: at once (within OPEN_GRACE), with its progress."""
         name = _optional_str(params, "name")
         base = _optional_str(params, "base")
-        session = sessions.open_session(self.repo, self.layout, name, base)
-        if session.name in self._appliers:  # its worktree was checked out again (it was gone)
-            del self._appliers[session.name]
-            self.on_session_close(session.name)
-        self.applier(session.name, checked_out_now=True)
+        wait = params.get("wait", True)
+        if not isinstance(wait, bool):
+            raise RpcError(protocol.INVALID_PARAMS, "invalid params", "'wait' must be a boolean")
+        token = self.staged.holds.begin()
+        try:
+            session, edits = self.on_worker(lambda: self._open(name, base))
+        finally:
+            self.staged.holds.end(token)
+        checkout = self._checkouts[session.name]
+        checkout.wait(None if wait else OPEN_GRACE)
         # The daemon's first session: what its first request imports is imported
         # by now (during the checkout), not half-way through when it arrives.
         self.housekeeping.wait_ready()
+        if wait and checkout.error is not None:
+            raise SessionError(self.checkout_problem(session.name) or checkout.error)
         return {
             "name": session.name,
             "branch": session.short_branch,
             "worktree": session.worktree,
             "resumed": session.resumed,
             "base": session.base,
-            "edits": len(history.commits(self.repo, session.branch, session.base)),
+            "edits": edits,
+            **checkout.progress(),
         }
+
+    def _open(self, name: str | None, base: str | None) -> tuple[sessions.Session, int]:
+        """On the worker: the session's branch, record and registered worktree, its
+        checkout started; the session and how many edits its branch has."""
+        session = sessions.open_session(self.repo, self.layout, name, base, background=True)
+        if session.name in self._appliers:  # its worktree was checked out again (it was gone)
+            del self._appliers[session.name]
+            self.on_session_close(session.name)
+        self._check_out(session)
+        return session, len(history.commits(self.repo, session.branch, session.base))
+
+    def session_status(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Answered at once: whether the session's worktree is checked out, and how far."""
+        name = _required_str(params, "name")
+        checkout = self._checkouts.get(name)
+        if checkout is not None:
+            return {"name": name, **checkout.progress()}
+        if sessions.find(self.layout, name) is None:
+            raise SessionError(
+                f"no session named {name!r}; `redline session list` shows the open ones"
+            )
+        return {"name": name, "ready": True, "done": 0, "total": 0, "error": None}
 
     def session_list(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         return history.open_sessions(self.repo, self.layout)
@@ -245,6 +361,9 @@ class Service:
     def session_close(self, params: dict[str, Any]) -> dict[str, Any]:
         name = _required_str(params, "name")
         session = sessions.load(self.layout, name)
+        checkout = self._checkouts.pop(name, None)
+        if checkout is not None:
+            checkout.cancel()
         sessions.close_session(
             self.repo,
             self.layout,
@@ -279,6 +398,11 @@ class Service:
     def _apply(self, name: str, request_obj: Any, params: dict[str, Any]) -> dict[str, Any]:
         from redline.tools.request import parse_request
 
+        problem = self.checkout_problem(name)  # on this planning thread, not the worker
+        if problem is not None:
+            result = Result("failed", path=_request_path(request_obj), error=problem)
+            result.session = name
+            return result.to_dict()
         try:
             applier, rules = self.on_worker(lambda: self._judged(name))
         except WorktreeGone as exc:
@@ -365,11 +489,28 @@ class Service:
         changes back, judged as an edit is, so it can clear no flag (gitops.undo)."""
         name = _required_str(params, "session")
         edit = _required_str(params, "edit")
+        problem = self.checkout_problem(name, wait=False)  # on the worker: never wait here
+        if problem is not None:
+            raise SessionError(problem)
         return self.applier(name).undo(edit).to_dict()
 
     def log(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         name = _required_str(params, "session")
         return history.session_history(self.repo, self.layout, name).entries
+
+
+def _request_path(request: Any) -> str | None:
+    path = request.get("path") if isinstance(request, dict) else None
+    return path if isinstance(path, str) else None
+
+
+def _registered(session: sessions.Session) -> bool:
+    return (Path(session.worktree) / ".git").is_file()
+
+
+def _index_lock(root: Path) -> Path:
+    admin = (root / ".git").read_text(encoding="utf-8").removeprefix("gitdir:").strip()
+    return (root / admin) / "index.lock"
 
 
 def _not_applied(exc: Exception, where: str) -> str | None:

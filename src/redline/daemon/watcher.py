@@ -30,7 +30,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import ObservedWatch
 
 from redline.engine.paths import names_git
-from redline.gitops.snapshot import DirtyPaths
+from redline.gitops.snapshot import BARRIER, DirtyPaths, is_barrier
 
 log = logging.getLogger("redline.daemon")
 # Events that can change content; reads (opened, closed without writing) are not
@@ -47,10 +47,37 @@ _CHANGES: list[type[FileSystemEvent]] = [
 ]
 
 
+BARRIER_WAIT = 2.0  # seconds; past it the snapshot walks the whole worktree instead
+
+
 class _Handler(FileSystemEventHandler):
     def __init__(self, root: Path, dirty: DirtyPaths) -> None:
         self.root = str(root)
         self.dirty = dirty
+        self.barriers: dict[str, threading.Event] = {}
+
+    def barrier(self) -> None:
+        """Return once every event of a change made before this call has been handled.
+
+        The kernel reports a worktree's changes in order: a file made now and the
+        event of its making seen here mean that every earlier change's event was
+        handled before it. Without that, a file written just before a request could
+        be committed only by a later one. When the file cannot be made (a read-only
+        worktree) there is nothing to wait for; when its event is late, the snapshot
+        walks the worktree.
+        """
+        name = f"{BARRIER}{os.urandom(6).hex()}"
+        seen = self.barriers[name] = threading.Event()
+        path = os.path.join(self.root, name)
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            os.unlink(path)
+        except OSError:
+            self.barriers.pop(name, None)
+            return
+        if not seen.wait(BARRIER_WAIT):
+            self.dirty.overflow()
+        self.barriers.pop(name, None)
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.is_directory and event.event_type == "modified":
@@ -66,6 +93,11 @@ class _Handler(FileSystemEventHandler):
                 self.dirty.overflow()  # the root itself moved: walk everything
                 continue
             rel = rel.replace(os.sep, "/")
+            if is_barrier(rel):
+                seen = self.barriers.get(rel)
+                if seen is not None:
+                    seen.set()
+                continue  # the barrier's own file, never a change of the worktree
             if names_git(rel):
                 continue  # git's own data (also a nested repository's), never committed
             self.dirty.add(rel)
@@ -82,8 +114,14 @@ class Watcher:
         self._started = False
         self._failed = False
         self._hook = threading.excepthook
+        # Sessions are watched from the worker and from checkout threads (daemon.service).
+        self._lock = threading.Lock()
 
     def watch(self, name: str, root: Path, dirty: DirtyPaths) -> None:
+        with self._lock:
+            self._watch(name, root, dirty)
+
+    def _watch(self, name: str, root: Path, dirty: DirtyPaths) -> None:
         if self._failed:
             return  # no event would come: its snapshots walk the worktree
         if not self._started:
@@ -96,6 +134,7 @@ class Watcher:
             self._watches[name] = self._observer.schedule(
                 handler, str(root), recursive=True, event_filter=_CHANGES
             )
+            dirty.sync = handler.barrier
             dirty.watched = True
         except Exception as exc:  # watching only saves work: never fail a request for it
             # inotify limits, a folder nested too deep for watchdog's walk: every
@@ -108,6 +147,10 @@ class Watcher:
             )
 
     def unwatch(self, name: str) -> None:
+        with self._lock:
+            self._unwatch(name)
+
+    def _unwatch(self, name: str) -> None:
         self._dirty.pop(name, None)
         watch = self._watches.pop(name, None)
         if watch is not None and not self._failed:

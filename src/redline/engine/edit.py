@@ -321,6 +321,7 @@ def _locate(
         return _Replacement(span, item.new_string, chain.match_type)
     # Loaded here: a stream of exact edits starts without the merge machinery.
     from redline.engine import indent
+    from redline.engine.analysis import ANALYSES
     from redline.engine.merge import adapt
 
     try:
@@ -331,7 +332,7 @@ def _locate(
             chain.match_type,
             line_start=span.start == 0 or text[span.start - 1] == "\n",
             line_end=span.end == len(text) or text[span.end - 1 : span.end + 1].count("\n") > 0,
-            style=indent.style(view.lines),
+            style=ANALYSES.of(view.text, "style", lambda: indent.style(view.lines)),
             file_chars=frozenset(text),
         )
     except TooDifferent:

@@ -17,6 +17,7 @@ from functools import cached_property
 from itertools import accumulate
 
 from redline.engine import budget, similarity
+from redline.engine.analysis import ANALYSES
 from redline.engine.budget import TooLarge
 from redline.engine.fold import Folded, fold_punctuation, fold_whitespace
 from redline.engine.match_types import confidences, of_tool
@@ -88,9 +89,11 @@ class FileView:
 
     def fold(self, kind: str) -> Folded:
         if kind not in self._folds:
-            self._folds[kind] = (fold_punctuation if kind == "punctuation" else fold_whitespace)(
-                self.text
-            )
+            made = fold_punctuation if kind == "punctuation" else fold_whitespace
+            # The strings of the fold are kept per content (engine.analysis); this
+            # view's Folded, whose maps fill in as it is used, is its own.
+            kept = ANALYSES.of(self.text, f"fold:{kind}", lambda: _fold_parts(made(self.text)))
+            self._folds[kind] = Folded(self.text, kept[0], kept[1], kept[2], kept[3])
         return self._folds[kind]
 
     def line_of(self, pos: int) -> int:
@@ -103,6 +106,10 @@ class FileView:
         if with_newline and last_line < len(self.lines) - 1:
             end += 1
         return end
+
+
+def _fold_parts(folded: Folded) -> tuple[str, str, tuple[re.Pattern[str], ...], str]:
+    return folded.source, folded.text, folded._stages, folded.kind
 
 
 def find_all(text: str, needle: str) -> list[int]:

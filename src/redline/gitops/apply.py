@@ -74,7 +74,7 @@ from redline.gitops.publish import Fault, Landing, Publisher, stamp
 from redline.gitops.repo import Layout, signature
 from redline.gitops.session import Session
 from redline.gitops.snapshot import DirtyPaths, TreeSnapshot, changed_paths
-from redline.gitops.trees import FILE, LINK, Entry, with_entries
+from redline.gitops.trees import FILE, LINK, Entry, entry_at, with_entries
 from redline.gitops.worktree import check_path, read_bytes
 from redline.gitops.writer import PLAIN, Writer
 
@@ -838,10 +838,8 @@ def _blobs(
 
 
 def _blob_data(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> bytes | None:
-    try:
-        obj = repo.get(tree[path].id)
-    except KeyError:
-        return None
+    entry = entry_at(tree, path)
+    obj = repo.get(entry.id) if entry is not None else None
     return obj.data if isinstance(obj, pygit2.Blob) else None
 
 

@@ -21,7 +21,7 @@ from redline.gitops import refs, sent
 from redline.gitops.errors import CorruptNotes, GitModeError, RefMoved
 from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.repo import NOTES_REF, common_dir
-from redline.gitops.trees import FILE, TREE, Entry, with_entries
+from redline.gitops.trees import FILE, TREE, Entry, child_named, with_entries
 from redline.gitops.writer import PLAIN, Writer
 
 SCHEMA = "redline.note/1"
@@ -380,14 +380,10 @@ def _skip(text: str, at: int) -> int:
     return at
 
 
-def note_blob(tree: pygit2.Tree, commit: pygit2.Oid | str) -> pygit2.Oid | None:
+def note_blob(tree: pygit2.Tree | None, commit: pygit2.Oid | str) -> pygit2.Oid | None:
     """The id of ``commit``'s note in a notes tree (fanned out or flat), or None."""
-    for path in _paths(commit):
-        try:
-            return tree[path].id
-        except KeyError:
-            continue
-    return None
+    entry = _note_entry(tree, commit)
+    return entry.id if entry is not None else None
 
 
 def note_object(repo: pygit2.Repository, blob_id: pygit2.Oid) -> dict[str, Any] | None:
@@ -489,7 +485,8 @@ def prepare(
         fanned, flat = _paths(commit)
         blob = note if isinstance(note, pygit2.Oid) else write_blob(repo, encode(note), writer)
         changes[fanned] = Entry(blob, FILE)
-        if tree is not None and flat in tree and tree[flat].filemode != TREE:
+        old = child_named(tree, flat) if tree is not None else None
+        if old is not None and old.filemode != TREE:
             changes[flat] = None
         changes.update(_requests_of(repo, note, tree))
     new_tree = with_entries(repo, tree, changes)
@@ -539,13 +536,33 @@ def blob_of(
     repo: pygit2.Repository, commit: pygit2.Oid, at: pygit2.Oid | None
 ) -> pygit2.Oid | None:
     """The blob of ``commit``'s note in notes commit ``at``, or None."""
+    return note_blob(notes_tree(repo, at), commit)
+
+
+def missing(
+    repo: pygit2.Repository, blobs: Mapping[pygit2.Oid, NoteData], at: pygit2.Oid | None
+) -> dict[pygit2.Oid, NoteData]:
+    """The items of ``blobs`` (commit -> its note) whose commit has no note in notes
+    commit ``at`` (whose tree is read once for all of them)."""
+    if not blobs:
+        return {}
     tree = notes_tree(repo, at)
-    for path in _paths(commit) if tree is not None else ():
-        try:
-            return tree[path].id  # type: ignore[index]
-        except KeyError:
-            continue
-    return None
+    return {c: b for c, b in blobs.items() if note_blob(tree, c) is None}
+
+
+def _note_entry(tree: pygit2.Tree | None, commit: pygit2.Oid | str) -> pygit2.Object | None:
+    """``commit``'s note in the notes tree ``tree``: fanned out (``ab/cdef…``) or flat.
+    Found by position, not by path: each commit's name is looked up once or twice, and
+    pygit2 would keep every name it was given (gitops.trees)."""
+    if tree is None:
+        return None
+    hex_id = str(commit)
+    folder = child_named(tree, hex_id[:2])
+    if isinstance(folder, pygit2.Tree):
+        found = child_named(folder, hex_id[2:])
+        if found is not None:
+            return found
+    return child_named(tree, hex_id)
 
 
 def current(repo: pygit2.Repository) -> pygit2.Oid | None:

@@ -93,6 +93,10 @@ class Publisher:
         # notes`` moves the notes ref without a compare-and-swap, so one running at the
         # same moment as a publication can drop the note just added. Re-added if so.
         self._recent: dict[pygit2.Oid, pygit2.Oid] = {}
+        # A notes commit known to hold every note of ``_recent`` (the last one this
+        # publisher made): while the notes ref still points at it, none can be missing
+        # and only the request's new notes are looked up — a commit never changes.
+        self._verified: pygit2.Oid | None = None
         # Requests whose journal could not be cleared although they did not land.
         self._dropped: set[str] = set()
 
@@ -150,8 +154,9 @@ class Publisher:
         # Landed. From here on every step rolls forward, or (notes) is undone whole.
         try:
             self._fault("after-branch")
-            self._add_notes(blobs, prepared)
+            made = self._add_notes(blobs, prepared)
         except Exception as exc:
+            self._verified = None  # the notes remembered below may be missing anywhere
             if self._move_back(entry.ref, new, old):
                 self._clear()
                 raise _not_landed(exc) from exc
@@ -161,6 +166,7 @@ class Publisher:
                 f"the edit is committed, but its evidence note could not be added yet ({exc}); "
                 "redline adds it before the session's next request"
             )
+        self._verified = made  # holds all of ``blobs`` (None: the tip had them, whichever)
         self._remember(note_blobs)
         return self._finish(entry, files)
 
@@ -194,8 +200,10 @@ class Publisher:
         self,
         blobs: Mapping[pygit2.Oid, pygit2.Oid],
         prepared: tuple[pygit2.Oid | None, pygit2.Oid] | None = None,
-    ) -> None:
-        notes.publish(
+    ) -> pygit2.Oid | None:
+        """Add the notes of ``blobs`` that the notes ref lacks; the notes commit made
+        (None when none was needed)."""
+        return notes.publish(
             self.repo,
             lambda tip: self._missing_notes(blobs, tip),
             signature(self.repo),
@@ -206,8 +214,13 @@ class Publisher:
     def _missing_notes(
         self, blobs: Mapping[pygit2.Oid, pygit2.Oid], tip: pygit2.Oid | None
     ) -> dict[pygit2.Oid, notes.NoteData]:
-        """The notes absent at ``tip``: one that is there may carry an approval since."""
-        return {c: b for c, b in blobs.items() if notes.blob_of(self.repo, c, tip) is None}
+        """The notes absent at ``tip``: one that is there may carry an approval since.
+
+        At the notes commit this publisher made last, only the notes it does not hold
+        yet (the request's own) are looked up; after any other writer, all of them."""
+        if tip is not None and tip == self._verified:
+            blobs = {c: b for c, b in blobs.items() if c not in self._recent}
+        return notes.missing(self.repo, blobs, tip)
 
     def _move_back(self, ref: str, new: pygit2.Oid, old: pygit2.Oid) -> bool:
         """Undo the branch move, if the branch is still where this request put it."""

@@ -14,12 +14,14 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pygit2
 
 from redline.gitops import journal, notes
+from redline.gitops.checkout import Checkout, CheckoutFailed, mark, marker, register
 from redline.gitops.errors import SessionError
 from redline.gitops.names import check_name
 from redline.gitops.repo import BRANCH_PREFIX, NOTES_REF, Layout
@@ -113,10 +115,18 @@ def all_sessions(layout: Layout) -> list[Session]:
 
 
 def open_session(
-    repo: pygit2.Repository, layout: Layout, name: str | None, base: str | None
+    repo: pygit2.Repository,
+    layout: Layout,
+    name: str | None,
+    base: str | None,
+    *,
+    background: bool = False,
 ) -> Session:
     """Open a session: a new branch from ``base`` (default HEAD), or, when the branch
-    ``redline/<name>`` exists, resume it (``Session.resumed``)."""
+    ``redline/<name>`` exists, resume it (``Session.resumed``).
+
+    With ``background`` the worktree is only registered, its files not yet checked
+    out: the caller runs :func:`checkout_of` (the checkout marker says it is due)."""
     name = name or _free_name(repo, layout)
     check_name(name)
     layout.ensure()
@@ -126,7 +136,7 @@ def open_session(
         with contextlib.suppress(KeyError, pygit2.GitError):
             repo.lookup_worktree(_worktree_name(name)).prune(True)
         shutil.rmtree(record.worktree, ignore_errors=True)
-        _resume(repo, layout, name, record.branch, None, Path(record.worktree))
+        _resume(repo, layout, name, record.branch, None, Path(record.worktree), background)
         session = Session(  # the same session: where its history starts is kept
             name, record.branch, record.worktree, record.base, record.created, resumed=True
         )
@@ -142,7 +152,7 @@ def open_session(
         raise SessionError(f"{path} already exists; remove it or pick another session name")
     branch = f"refs/heads/{BRANCH_PREFIX}{name}"
     if branch in repo.references:
-        return _resume(repo, layout, name, branch, base, path)
+        return _resume(repo, layout, name, branch, base, path, background)
     try:
         commit = repo.revparse_single(base or "HEAD").peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
@@ -153,10 +163,10 @@ def open_session(
     origin = _origin_branch(repo, base)
     ref = repo.branches.local.create(branch.removeprefix("refs/heads/"), commit)
     try:
-        repo.add_worktree(_worktree_name(name), str(path), ref)
-    except pygit2.GitError as exc:
+        _add_worktree(repo, layout, name, path, branch, background)
+    except SessionError:
         ref.delete()
-        raise SessionError(f"cannot create the worktree at {path}: {exc}") from None
+        raise
     _ensure_rewrite_ref(repo)
     session = Session(name, branch, str(path), str(commit.id), time.time(), origin=origin)
     _write(_meta_path(layout, name), session)
@@ -186,6 +196,7 @@ def _resume(
     branch: str,
     base: str | None,
     path: Path,
+    background: bool,
 ) -> Session:
     """A new worktree on the existing branch ``redline/<name>``; its history continues."""
     short = branch.removeprefix("refs/heads/")
@@ -208,18 +219,57 @@ def _resume(
     start = closed_base(repo, layout, name, tip.id)
     closed = _read(_closed_path(layout, name))
     origin = closed.origin if closed is not None else None
-    try:
-        repo.add_worktree(_worktree_name(name), str(path), repo.branches.local[short])
-    except pygit2.GitError as exc:
-        raise SessionError(
-            f"cannot check out {short} in a new worktree at {path}: {exc}; "
-            "`git worktree list` shows where the branch is in use"
-        ) from None
+    _add_worktree(repo, layout, name, path, branch, background)
     _ensure_rewrite_ref(repo)
     session = Session(name, branch, str(path), str(start), time.time(), resumed=True, origin=origin)
     _write(_meta_path(layout, name), session)
     _closed_path(layout, name).unlink(missing_ok=True)
     return session
+
+
+def _add_worktree(
+    repo: pygit2.Repository, layout: Layout, name: str, path: Path, branch: str, background: bool
+) -> None:
+    """Register the worktree of session ``name`` at ``path`` on ``branch`` and, unless
+    in the ``background``, check it out (with git: gitops.checkout)."""
+    mark(layout.state, name)
+    try:
+        register(layout.common, _worktree_name(name), path, branch)
+    except OSError as exc:
+        _forget_worktree(repo, name, path)
+        raise SessionError(
+            f"cannot create the worktree at {path}: {exc}; `git worktree list` shows the "
+            "worktrees git knows, `git worktree prune` forgets those whose folder is gone"
+        ) from None
+    if background:
+        return
+    try:
+        checkout_of(layout, name, path).run()
+    except CheckoutFailed as exc:
+        _forget_worktree(repo, name, path)
+        raise SessionError(f"cannot check out the session's worktree: {exc}") from None
+
+
+def checkout_of(
+    layout: Layout,
+    name: str,
+    path: Path,
+    env: Mapping[str, str] | None = None,
+    then: Callable[[], None] | None = None,
+) -> Checkout:
+    """The checkout of session ``name``'s worktree at ``path`` (not started yet)."""
+    return Checkout(path, marker(layout.state, name), env, then)
+
+
+def checkout_due(layout: Layout, name: str) -> bool:
+    """Whether session ``name``'s worktree was registered but not yet fully checked out."""
+    return marker(layout.state, name).exists()
+
+
+def _forget_worktree(repo: pygit2.Repository, name: str, path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    with contextlib.suppress(KeyError, pygit2.GitError):
+        repo.lookup_worktree(_worktree_name(name)).prune(True)
 
 
 def _worktree_gone(session: Session) -> bool:
@@ -386,4 +436,5 @@ def close_session(
         # The branch stays: keep where its history starts, for `log` and a later resume.
         _write(_closed_path(layout, session.name), session)
     _meta_path(layout, session.name).unlink(missing_ok=True)
+    marker(layout.state, session.name).unlink(missing_ok=True)
     journal.path_for(layout.journal, session.name).unlink(missing_ok=True)

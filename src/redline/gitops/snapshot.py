@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,8 +12,16 @@ import pygit2
 
 from redline.engine.paths import NAME_MAX, PATH_MAX, is_git_name, names_git
 from redline.fsops.confine import relative_to_root
-from redline.gitops.trees import TREE, Entry, is_tree, lookup
+from redline.gitops.trees import TREE, Entry, entry_at, is_tree, lookup
 from redline.gitops.worktree import check_path, entry_on_disk
+
+# A file the watcher makes and removes in a worktree's top folder before each
+# snapshot (daemon.watcher): never a change of the worktree, even when a crash left it.
+BARRIER = ".redline-barrier-"
+
+
+def is_barrier(path: str) -> bool:
+    return path.startswith(BARRIER) and "/" not in path
 
 
 @dataclass
@@ -27,6 +35,9 @@ class DirtyPaths:
     overflowed: bool = True  # nothing is known until the first full walk
     watched: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Set by the watcher: returns once every change made before the call has been
+    # reported (events come on the watcher's thread, a moment after the write).
+    sync: Callable[[], None] | None = field(default=None, repr=False)
 
     def add(self, path: str) -> None:
         with self.lock:
@@ -37,6 +48,9 @@ class DirtyPaths:
             self.overflowed = True
 
     def take(self) -> set[str] | None:
+        """The paths seen changed since the last take (None: walk everything)."""
+        if self.sync is not None and self.watched:
+            self.sync()  # a file written just before this request is among them
         with self.lock:
             if self.overflowed or not self.watched:
                 self.overflowed = False
@@ -104,7 +118,7 @@ def changed_paths(
     )
     changes: dict[str, Entry | None] = {}
     for path in sorted(paths):
-        if names_git(path) or not _fits(path):
+        if names_git(path) or not _fits(path) or is_barrier(path):
             continue  # '.git.', 'git~1', too long: git would not add them either
         committed = lookup(repo, tree, path)
         on_disk = entry_on_disk(repo, root, path, committed)
@@ -187,7 +201,9 @@ def _fits(path: str) -> bool:
 def _tree_files(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> list[str]:
     """Every file of ``tree`` under the folder ``prefix`` (a stack, not recursion)."""
     files: list[str] = []
-    top = repo[tree[prefix].id]
+    found = entry_at(tree, prefix)
+    assert found is not None
+    top = repo[found.id]
     assert isinstance(top, pygit2.Tree)
     pending = [(prefix, top)]
     while pending:

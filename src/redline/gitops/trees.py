@@ -19,22 +19,70 @@ class Entry:
     mode: int
 
 
-def lookup(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> Entry | None:
-    """The blob entry at ``path`` in ``tree``, or None."""
+# pygit2 (1.21 at least) keeps one reference to every path string it is given to look
+# up in a tree or a tree builder (``pgit_borrow_fsdefault`` never releases what
+# ``PyOS_FSPath`` returned): a daemon that looks up a new string object per request
+# grows without end. So paths are handed over as one canonical object per distinct
+# path — what stays is one string per path ever looked up, as a set of the
+# repository's paths would be — and names that are new with every commit (notes) are
+# found by position instead (:func:`child_named`).
+_CANONICAL: dict[str, str] = {}
+
+
+def held(path: str) -> str:
+    """The one string object handed to pygit2 for ``path`` (see above)."""
+    return _CANONICAL.setdefault(path, path)
+
+
+def entry_at(tree: pygit2.Tree, path: str) -> pygit2.Object | None:
+    """The entry at ``path`` in ``tree`` (any depth), or None."""
     try:
-        obj = tree[path]
+        return tree[held(path)]
     except KeyError:
         return None
-    if obj.filemode == TREE:
+
+
+def child_named(tree: pygit2.Tree, name: str) -> pygit2.Object | None:
+    """The entry called ``name`` directly in ``tree``, found by bisecting its entries
+    (git sorts a tree's entries by name, a folder's as if it ended in '/') — for
+    names looked up once each, which :func:`held` would keep forever."""
+    if not name or "/" in name:
+        return None
+    key = name.encode("utf-8", "surrogateescape")
+    return _bisect(tree, key) or _bisect(tree, key + b"/")  # a file, or else a folder
+
+
+def _bisect(tree: pygit2.Tree, key: bytes) -> pygit2.Object | None:
+    low, high = 0, len(tree)
+    while low < high:
+        middle = (low + high) // 2
+        entry = tree[middle]
+        found = _sort_key(entry)
+        if found == key:
+            return entry
+        if found < key:
+            low = middle + 1
+        else:
+            high = middle
+    return None
+
+
+def _sort_key(entry: pygit2.Object) -> bytes:
+    name = (entry.name or "").encode("utf-8", "surrogateescape")
+    return name + b"/" if entry.filemode == TREE else name
+
+
+def lookup(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> Entry | None:
+    """The blob entry at ``path`` in ``tree``, or None."""
+    obj = entry_at(tree, path)
+    if obj is None or obj.filemode == TREE:
         return None
     return Entry(obj.id, obj.filemode)
 
 
 def is_tree(tree: pygit2.Tree, path: str) -> bool:
-    try:
-        return bool(tree[path].filemode == TREE)
-    except KeyError:
-        return False
+    obj = entry_at(tree, path)
+    return obj is not None and obj.filemode == TREE
 
 
 def with_entries(
@@ -59,7 +107,7 @@ def with_entries(
         step = next(level.pending, None)
         if step is not None:  # go down into the next changed folder
             name, node = step
-            existing = level.builder.get(name)
+            existing = level.builder.get(held(name))
             subtree = None
             if existing is not None and existing.filemode == TREE:
                 found = repo[existing.id]
@@ -79,7 +127,7 @@ def with_entries(
         assert isinstance(written, pygit2.Tree)
         if len(written) == 0:
             if before is not None:
-                parent.builder.remove(name)
+                parent.builder.remove(held(name))
         else:
             parent.builder.insert(name, new_id, TREE)
 
@@ -102,8 +150,8 @@ class _Level:
         self.builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
         for name, entry in changes.direct.items():
             if entry is None:
-                if self.builder.get(name) is not None:
-                    self.builder.remove(name)
+                if self.builder.get(held(name)) is not None:
+                    self.builder.remove(held(name))
             else:
                 self.builder.insert(name, entry.oid, entry.mode)
         self.pending = iter(changes.nested.items())

@@ -1,0 +1,296 @@
+"""Benchmark the daemon at monorepo scale, this checkout against another, in one run.
+
+    python bench/scale_bench.py [--files 100000] [--other SRC] [--dir DIR]
+        [--requests 1000] [--memory-requests 10000] [--json FILE]
+
+Builds (once; kept in ``--dir``) a repository of ``--files`` files the way
+``git_bench.py`` does (100 small modules a directory, one commit, packed; no
+network), then for each ``src`` — this checkout's and ``--other``'s (for
+example ``/work/main/src``), alternating — starts a daemon running that code
+(``python -m redline`` with it first on ``PYTHONPATH``) and measures:
+
+1. **open**: a session ``other`` is opened and waited for; then, while a
+   probe thread sends ``hello`` and an exact edit of ``other`` every 20 ms,
+   ``session.open`` of a second session over the socket (``wait: false``: the
+   answer), then how long until its worktree is complete (``session.status``;
+   for code that answers only when done, the answer is that moment). Reported:
+   the open's answer, the whole checkout, and the p50/max of the probes sent
+   while it ran; the daemon's RSS once both sessions are open;
+2. **flat per-edit cost**: ``--requests`` exact edits in ``other``; p50 of
+   requests 1-20 against p50 of the last 20;
+3. **flat memory**: the daemon's RSS after 1,000 and after ``--memory-requests``
+   requests (0 skips it);
+4. **guard in a hook**: ``redline guard --stage pre-commit`` as git's hook runs it,
+   a one-file change staged in the repository (p50 of ``--guard-runs``, the two
+   codes alternating);
+5. **fuzzy edit in a 100,000-line file**: ``apply_edit`` in a process of each code,
+   the first request on the file's content and the next one on the same content.
+
+Prints each figure per code and the ratios; exit status 0 unless it crashes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+from git_bench import EditStream, build_repo, percentile
+from redline.daemon.client import Client
+from session_bench import Bench, Runner
+
+HERE = Path(__file__).resolve().parent.parent / "src"
+PROBE_EVERY = 0.02
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Daemon:
+    def __init__(self, bench: Bench, repo: Path) -> None:
+        self.bench, self.repo = bench, repo
+        bench.run([*bench.redline, "daemon", "stop", "--repo", str(repo)])
+        bench.run([*bench.redline, "daemon", "start", "--repo", str(repo)])
+        status = bench.cli("daemon", "status", "--json", "--repo", str(repo))
+        self.socket, self.pid = Path(status["socket"]), int(status["pid"])
+
+    def stop(self) -> None:
+        self.bench.run([*self.bench.redline, "daemon", "stop", "--repo", str(self.repo)])
+
+
+def wait_ready(conn: Client, name: str, answer: dict[str, Any]) -> None:
+    if answer.get("ready", True):
+        return
+    while True:
+        status = conn.call("session.status", {"name": name})
+        if status.get("error"):
+            raise RuntimeError(f"checkout of {name} failed: {status['error']}")
+        if status.get("ready"):
+            return
+        time.sleep(0.05)
+
+
+def measure_open(daemon: Daemon, stream: EditStream) -> dict[str, Any]:
+    with Client(daemon.socket, timeout=600) as conn:
+        started = time.perf_counter()
+        conn.call("session.open", {"name": "other", "wait": True})
+        first_open = time.perf_counter() - started
+        # warm the other session before probing
+        for _ in range(3):
+            path, request = stream.next()
+            stream.record(path, conn.call("apply", {"session": "other", "request": request}))
+    hellos: list[float] = []
+    edits: list[float] = []
+    stop = threading.Event()
+
+    def probe() -> None:
+        with Client(daemon.socket, timeout=600) as conn:
+            while not stop.is_set():
+                t = time.perf_counter()
+                conn.call("hello", {"protocol": 1})
+                hellos.append((time.perf_counter() - t) * 1000)
+                path, request = stream.next()
+                t = time.perf_counter()
+                result = conn.call("apply", {"session": "other", "request": request})
+                edits.append((time.perf_counter() - t) * 1000)
+                stream.record(path, result)
+                time.sleep(PROBE_EVERY)
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    time.sleep(0.3)
+    with Client(daemon.socket, timeout=600) as conn:
+        started = time.perf_counter()
+        answer = conn.call("session.open", {"name": "big", "wait": False})
+        answered = time.perf_counter() - started
+        wait_ready(conn, "big", answer)
+        complete = time.perf_counter() - started
+    stop.set()
+    thread.join()
+    return {
+        "first_open_s": first_open,
+        "open_answer_s": answered,
+        "checkout_complete_s": complete,
+        "hello_p50_ms": percentile(hellos, 50),
+        "hello_max_ms": max(hellos),
+        "other_edit_p50_ms": percentile(edits, 50),
+        "other_edit_max_ms": max(edits),
+        "probes": len(hellos),
+        "rss_after_open_mib": rss_mib(daemon.pid),
+    }
+
+
+def measure_edits(
+    daemon: Daemon, stream: EditStream, requests: int, memory_requests: int
+) -> dict[str, Any]:
+    times: list[float] = []
+    out: dict[str, Any] = {}
+    with Client(daemon.socket, timeout=600) as conn:
+        total = max(requests, memory_requests)
+        for i in range(1, total + 1):
+            path, request = stream.next()
+            t = time.perf_counter()
+            result = conn.call("apply", {"session": "other", "request": request})
+            times.append((time.perf_counter() - t) * 1000)
+            stream.record(path, result)
+            if i == 1000:
+                out["rss_after_1000_mib"] = rss_mib(daemon.pid)
+            if i == memory_requests:
+                out[f"rss_after_{memory_requests}_mib"] = rss_mib(daemon.pid)
+    window = 20
+    out["early_p50_ms"] = percentile(times[:window], 50)
+    late = times[requests - window : requests]
+    out["late_p50_ms"] = percentile(late, 50)
+    out["late_over_early"] = out["late_p50_ms"] / out["early_p50_ms"]
+    if memory_requests >= 1000 and "rss_after_1000_mib" in out:
+        out["rss_growth"] = out[f"rss_after_{memory_requests}_mib"] / out["rss_after_1000_mib"]
+    return out
+
+
+GUARD_SCRIPT = """
+import subprocess, sys, time, statistics
+runs = int(sys.argv[1])
+times = []
+for _ in range(runs):
+    t = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "redline", "guard", "--stage", "pre-commit"],
+                          capture_output=True)
+    times.append((time.perf_counter() - t) * 1000)
+    assert done.returncode == 0, done.stderr
+print(statistics.median(times))
+"""
+
+FUZZY_SCRIPT = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from perturbations import code, with_slip
+from redline.engine.edit import EditItem, EditRequest, apply_edit
+data = code(100_000).encode()
+def request(start):
+    block = code(3, start=start)
+    return EditRequest(path="big.py", edits=(EditItem(with_slip(block),
+        block.replace(f"gamma={start + 1})", "gamma=-1)")),))
+out = []
+for start in (50_000, 83_000):
+    t = time.perf_counter()
+    answer = apply_edit(data, request(start))
+    out.append((time.perf_counter() - t) * 1000)
+    assert answer.result.status == "applied", answer.result
+print(out[0], out[1])
+"""
+
+
+def measure_guard(bench: Bench, repo: Path, runs: int) -> float:
+    done = subprocess.run(
+        [sys.executable, "-c", GUARD_SCRIPT, str(runs)],
+        cwd=repo,
+        env=bench.env,
+        capture_output=True,
+        check=True,
+    )
+    return float(done.stdout.split()[-1])
+
+
+def measure_fuzzy(bench: Bench) -> tuple[float, float]:
+    tests = Path(__file__).resolve().parent.parent / "tests"
+    done = subprocess.run(
+        [sys.executable, "-c", FUZZY_SCRIPT, str(tests)],
+        env=bench.env,
+        capture_output=True,
+        check=True,
+    )
+    first, again = done.stdout.split()[-2:]
+    return float(first), float(again)
+
+
+def one_round(src: Path, base: Path, repo: Path, dirs: int, args: argparse.Namespace) -> Any:
+    folder = Path(tempfile.mkdtemp(dir=base, prefix="env-"))
+    bench = Bench(folder, src)
+    daemon = Daemon(bench, repo)
+    stream = EditStream.over(dirs)
+    try:
+        figures = measure_open(daemon, stream)
+        print("open", json.dumps(figures), flush=True)
+        figures.update(measure_edits(daemon, stream, args.requests, args.memory_requests))
+        figures["failures"] = stream.failures[:5]
+        with Client(daemon.socket, timeout=600) as conn:
+            for name in ("big", "other"):
+                conn.call("session.close", {"name": name, "delete_branch": True, "force": True})
+    finally:
+        daemon.stop()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=100_000)
+    parser.add_argument("--other", type=Path, help="another checkout's src to compare with")
+    parser.add_argument("--dir", type=Path, help="where the repository is built (kept)")
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--memory-requests", type=int, default=10_000)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--guard-runs", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3, help="alternations of guard/fuzzy")
+    parser.add_argument("--skip-daemon", action="store_true", help="only guard and fuzzy")
+    args = parser.parse_args()
+    base = args.dir or Path(tempfile.mkdtemp(prefix="rl-scale-", dir="/tmp"))
+    base.mkdir(parents=True, exist_ok=True)
+    dirs = max(1, args.files // 100)
+    repo = base / f"repo-{dirs * 100}"
+    if not repo.exists():
+        build = Bench(Path(tempfile.mkdtemp(dir=base, prefix="env-")), HERE)
+        took = build_repo(Runner(build), repo, dirs)
+        print(f"built {repo} ({dirs * 100} files) in {took:.0f} s", flush=True)
+    srcs = [("this", HERE)] + ([("other", args.other)] if args.other else [])
+    results: dict[str, Any] = {label: {} for label, _ in srcs}
+    # A one-file change staged in the repository's own worktree, for the guard.
+    target = repo / "d000" / "m000.py"
+    target.write_text(target.read_text() + "# staged for the guard\n")
+    subprocess.run(["git", "-C", str(repo), "add", "d000/m000.py"], check=True)
+    guards: dict[str, list[float]] = {label: [] for label, _ in srcs}
+    fuzzy: dict[str, list[tuple[float, float]]] = {label: [] for label, _ in srcs}
+    for _ in range(args.rounds):
+        for label, src in srcs:  # alternating, so both see the same load
+            bench = Bench(Path(tempfile.mkdtemp(dir=base, prefix="env-")), src)
+            guards[label].append(measure_guard(bench, repo, args.guard_runs))
+            fuzzy[label].append(measure_fuzzy(bench))
+    subprocess.run(["git", "-C", str(repo), "reset", "-q", "HEAD", "--", "d000"], check=True)
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--", "d000/m000.py"], check=True)
+    for label, _ in srcs:
+        results[label]["guard_hook_p50_ms"] = statistics.median(guards[label])
+        results[label]["fuzzy_first_ms"] = statistics.median(f for f, _ in fuzzy[label])
+        results[label]["fuzzy_same_content_ms"] = statistics.median(a for _, a in fuzzy[label])
+        print(label, json.dumps(results[label]), flush=True)
+    for label, src in srcs:
+        if args.skip_daemon:
+            break
+        print(f"measuring {label} ({src})...", flush=True)
+        results[label].update(one_round(src, base, repo, dirs, args))
+        print(json.dumps(results[label], indent=1), flush=True)
+    if "other" in results:
+        this, other = results["this"], results["other"]
+        results["ratios_this_over_other"] = {
+            key: this[key] / other[key]
+            for key in this
+            if isinstance(this[key], float) and isinstance(other.get(key), float) and other[key]
+        }
+        print(json.dumps(results["ratios_this_over_other"], indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -131,7 +131,9 @@ def guard_command(stage: str, spec: str | None, as_json: bool, hook_args: tuple[
     found = judge(repo, ledger.load(repo), changes)
     if not found.ok:
         again = "push" if pushing else "commit"
-        said = describe(found.blocked, found.unreadable, found.missing, again, found.mismatched)
+        said = describe(
+            found.blocked, found.unreadable, found.missing, again, found.mismatched, found.ignored
+        )
         click.echo(said, err=True)
         sys.exit(1)
     if remote:
@@ -196,7 +198,14 @@ def _guard_range(spec: str, as_json: bool) -> None:
         if not found.ok:
             again = "push the notes (`redline notes sync`), then run the check"
             click.echo(
-                describe(found.blocked, found.unreadable, found.missing, again, found.mismatched)
+                describe(
+                    found.blocked,
+                    found.unreadable,
+                    found.missing,
+                    again,
+                    found.mismatched,
+                    found.ignored,
+                )
             )
         click.echo(verdict.summary(spec))
     if not found.ok:
@@ -221,7 +230,8 @@ def approve_command(repo: Path, edits: tuple[str, ...]) -> None:
                 "a second approval adds nothing"
             )
             continue
-        click.echo(f"approved edit {item.edit} ({len(item.commits)} note(s)) as {item.by}")
+        signed = f", signed with {item.signed}" if item.signed else ""
+        click.echo(f"approved edit {item.edit} ({len(item.commits)} note(s)) as {item.by}{signed}")
         if item.why:
             click.echo(f"  note: {item.why}")
         for commit in item.unnoted:

@@ -17,7 +17,7 @@ base's tree to HEAD's.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pygit2
@@ -30,6 +30,7 @@ from redline.hooks.claims import Mismatch, mismatches
 from redline.hooks.evidence import Missing, missing_evidence
 from redline.hooks.guard import Blocked, Unreadable, blocked, unreadable_notes
 from redline.hooks.ledger import Ledger
+from redline.hooks.signed import Checker, Ignored, allowed_signers, signed_ledger
 
 
 class RangeError(RedlineError):
@@ -46,6 +47,7 @@ class Findings:
     unreadable: list[Unreadable] = field(default_factory=list)
     missing: list[Missing] = field(default_factory=list)
     mismatched: list[Mismatch] = field(default_factory=list)
+    ignored: list[Ignored] = field(default_factory=list)  # approvals that do not count
 
     @property
     def ok(self) -> bool:
@@ -86,23 +88,48 @@ def judging_policy(
 
 
 def judge(repo: pygit2.Repository, ledger: Ledger, changes: Iterable[stages.Change]) -> Findings:
-    """The unapproved flagged edits, unreadable notes and missing evidence ``changes`` carry."""
+    """The unapproved flagged edits, unreadable notes and missing evidence ``changes`` carry.
+
+    Where the policy says ``approvals = "signed"`` (read as if no approval counted, so
+    that an approval cannot lift the rule that judges approvals), an edit counts as
+    approved only by approvals that verify (hooks.signed); the others are named in
+    ``ignored`` when their edit is refused."""
     found = Findings()
     follower = Follower(repo)
     for change in changes:
         policy = judging_policy(repo, change, ledger)
+        judged = ledger
+        checker = None
+        if judging_policy(repo, change, unapproved(ledger)).approvals == "signed":
+            checker = Checker(repo, allowed_signers(repo, [change.parent, change.new]))
+            judged = signed_ledger(ledger, checker)
+            policy = judging_policy(repo, change, judged)
         brought = list(stages.brought(repo, change))
-        found.blocked += blocked(repo, ledger, policy, change.parent, change.new, brought, follower)
+        found.blocked += blocked(repo, judged, policy, change.parent, change.new, brought, follower)
         found.unreadable += unreadable_notes(repo, ledger, change.parent, change.new)
         found.missing += missing_evidence(
             repo, ledger, brought, change.parent, change.new, follower
         )
         found.mismatched += mismatches(repo, ledger, brought)
+        if checker is not None:
+            refused = {b.edit for b in found.blocked}
+            found.ignored += [i for i in checker.ignored if i.edit in refused]
+            checker.save()
     found.blocked = list(dict.fromkeys(found.blocked))
     found.unreadable = list(dict.fromkeys(found.unreadable))
     found.missing = list(dict.fromkeys(found.missing))
     found.mismatched = list(dict.fromkeys(found.mismatched))
+    found.ignored = list(dict.fromkeys(found.ignored))
     return found
+
+
+def unapproved(ledger: Ledger) -> Ledger:
+    """``ledger`` with no approval counted: the strictest reading of the policy files."""
+    entries = {
+        edit: replace(entry, approvals=[]) if entry.approvals else entry
+        for edit, entry in ledger.entries.items()
+    }
+    return replace(ledger, entries=entries)
 
 
 @dataclass
@@ -144,6 +171,7 @@ class RangeVerdict:
             "missing": [vars(m) for m in f.missing],
             "unreadable": [vars(u) for u in f.unreadable],
             "mismatched": [vars(m) for m in f.mismatched],
+            "ignored_approvals": [vars(i) for i in f.ignored],
             "summary": self.summary(spec),
         }
 

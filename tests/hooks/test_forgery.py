@@ -343,3 +343,31 @@ def test_the_allowed_signers_changed_by_an_agent_in_the_range_signs_nothing(team
                 in said
             )
         assert f"{SIGNERS} " in said
+
+
+def test_a_fetched_unsigned_rewrite_never_replaces_evidence_a_signer_approved(team: Team) -> None:
+    f = flagged_edit(team.a)
+    share(f)
+    git(team.b, "fetch", "-q")
+    redline(team.b, "approve", f.edit, "--repo", str(team.b), check=True)
+    redline(team.b, "notes", "sync", "--repo", str(team.b), check=True)
+    genuine = note(team.b, f.commit)
+    [signed] = genuine["approvals"]
+
+    # A, not having fetched the approval, rewrites the evidence (Bob's signed approval
+    # copied in) and forces it onto the remote over Bob's notes
+    def exact(n: dict[str, Any]) -> dict[str, Any]:
+        ops = [{**op, "match_type": "exact", "confidence": 1.0} for op in n["operations"]]
+        # "_" sorts first: without a verified signer, the stable order would pick this side
+        return {**n, "_": "", "operations": ops, "approvals": [signed],
+                "policy": {"verdict": "pass", "source": ".redline.toml"}}  # fmt: skip
+
+    forge(team.a, f.commit, exact)
+    git(team.b, "fetch", "-q")
+    redline(team.b, "notes", "sync", "--repo", str(team.b), check=True)  # merged by union
+    merged = note(team.b, f.commit)
+    assert merged["operations"] == genuine["operations"]
+    assert merged["policy"] == genuine["policy"]
+    assert merged["approvals"] == [signed]
+    proc = check_range(team.b, f"{f.base}..origin/redline/s")
+    assert proc.returncode == 0, proc.stdout

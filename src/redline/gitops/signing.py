@@ -19,11 +19,15 @@ import os
 import re
 import subprocess
 import tempfile
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pygit2
 
+from redline.engine.policy import ALLOWED_SIGNERS
+from redline.gitops import notes
 from redline.gitops.errors import GitModeError
 
 NAMESPACE = "redline"
@@ -177,3 +181,50 @@ def _run(argv: list[str], data: bytes | None = None) -> subprocess.CompletedProc
 def _said(proc: subprocess.CompletedProcess[bytes]) -> str:
     text = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
     return text.splitlines()[-1] if text else f"exit status {proc.returncode}"
+
+
+def allowed_signers(
+    repo: pygit2.Repository, trees: Iterable[pygit2.Tree | pygit2.Index | None]
+) -> bytes:
+    """The allowed-signers lines every one of ``trees`` holds (a tree without the file, or
+    no tree, holds none)."""
+    common: list[bytes] | None = None
+    for tree in trees:
+        lines = _signer_lines(repo, tree)
+        common = lines if common is None else [line for line in common if line in lines]
+    return b"".join(line + b"\n" for line in common or [])
+
+
+def _signer_lines(repo: pygit2.Repository, tree: pygit2.Tree | pygit2.Index | None) -> list[bytes]:
+    if tree is None:
+        return []
+    try:
+        blob = repo[tree[ALLOWED_SIGNERS].id]
+    except (KeyError, ValueError):
+        return []
+    if not isinstance(blob, pygit2.Blob):
+        return []
+    out = []
+    for raw in bytes(blob.data).splitlines():
+        line = raw.strip()
+        if line and not line.startswith(b"#"):
+            out.append(line)
+    return out
+
+
+def vouched(note: Mapping[str, Any], commit: str, allowed: bytes) -> bool:
+    """Whether a signed approval in ``note`` (an edit's own note, attached to ``commit``)
+    verifies against ``allowed`` over that note's evidence as it is."""
+    if not allowed:
+        return False
+    edit, digest = str(note.get("edit", "")), notes.evidence_digest(note)
+    for approval in note.get("approvals") or []:
+        if not isinstance(approval, Mapping) or not approval.get("signature"):
+            continue
+        if approval.get("format", SSH) != SSH:
+            continue
+        by, at = str(approval.get("by", "")), str(approval.get("at", ""))
+        payload = notes.approval_payload(edit, commit, by, at, digest)
+        if verify(payload, str(approval["signature"]), allowed).principal is not None:
+            return True
+    return False

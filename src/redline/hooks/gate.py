@@ -25,12 +25,13 @@ import pygit2
 from redline.engine.errors import RedlineError
 from redline.engine.policy import Policy
 from redline.gitops.follow import Follower
+from redline.gitops.signing import allowed_signers
 from redline.hooks import stages
 from redline.hooks.claims import Mismatch, mismatches
 from redline.hooks.evidence import Missing, missing_evidence
 from redline.hooks.guard import Blocked, Unreadable, blocked, unreadable_notes
 from redline.hooks.ledger import Ledger
-from redline.hooks.signed import Checker, Ignored, allowed_signers, signed_ledger
+from redline.hooks.signed import Checker, Ignored, signed_ledger
 
 
 class RangeError(RedlineError):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -49,35 +49,6 @@ class Ignored:
     commit: str  # the commit whose note holds it
     by: str
     reason: str
-
-
-def allowed_signers(
-    repo: pygit2.Repository, trees: Iterable[pygit2.Tree | pygit2.Index | None]
-) -> bytes:
-    """The allowed-signers lines every one of ``trees`` holds (a tree without the file, or
-    no tree, holds none)."""
-    common: list[bytes] | None = None
-    for tree in trees:
-        lines = _signer_lines(repo, tree)
-        common = lines if common is None else [line for line in common if line in lines]
-    return b"".join(line + b"\n" for line in common or [])
-
-
-def _signer_lines(repo: pygit2.Repository, tree: pygit2.Tree | pygit2.Index | None) -> list[bytes]:
-    if tree is None:
-        return []
-    try:
-        blob = repo[tree[ALLOWED_SIGNERS].id]
-    except (KeyError, ValueError):
-        return []
-    if not isinstance(blob, pygit2.Blob):
-        return []
-    out = []
-    for raw in bytes(blob.data).splitlines():
-        line = raw.strip()
-        if line and not line.startswith(b"#"):
-            out.append(line)
-    return out
 
 
 class Checker:

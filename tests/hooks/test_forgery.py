@@ -171,6 +171,8 @@ def test_a_signed_approval_by_an_allowed_signer_passes_ci_and_land(team: Team) -
     assert approval["by"] == BOB and approval["signature"].startswith("-----BEGIN SSH SIGNATURE")
     assert (approval["edit"], approval["commit"]) == (f.edit, f.commit)
 
+    shown = redline(team.a, "review", "--repo", str(team.a), check=True).stdout
+    assert f"edit {f.edit}: approved, signed by bob@example.com\n" in shown
     proc = ci_check(team, f.base)
     assert proc.returncode == 0, proc.stdout
     assert "redline guard --range" in proc.stdout and "passed" in proc.stdout
@@ -221,6 +223,8 @@ def test_an_approval_signed_by_a_key_not_allowed_is_named_and_ignored(team: Team
         text=True,
         check=True,
     ).stdout.split()[1]
+    shown = redline(team.a, "review", "--repo", str(team.a), check=True).stdout
+    assert f"  approval by {MALLORY} ignored: it is signed by a key ({fingerprint}) not in" in shown
     for said in (refused(ci_check(team, f.base)), refused(land(team.a))):
         assert (
             f"approval of edit {f.edit} by {MALLORY} (note of commit {f.commit[:12]}) ignored: "

@@ -253,12 +253,28 @@ def review_command(repo: Path, as_json: bool) -> None:
     git = _repo(repo)
     entries = ledger.load(git)
     settled: list[str] = []
-    items = waiting(git, _policy(git, entries), entries, settled)
+    policy = _policy(git, entries)
+    signatures = None
+    if policy.approvals == "signed":  # only approvals that verify count (hooks.signed)
+        from redline.hooks.signed import for_review
+
+        entries, signatures = for_review(git, entries)
+    items = waiting(git, policy, entries, settled)
     unreadable = [Unreadable(c, why) for c, why in sorted(entries.unreadable.items())]
+    if signatures is not None:
+        for item in items:
+            item["ignored_approvals"] = [
+                {"by": i.by, "commit": i.commit, "reason": i.reason}
+                for i in signatures.ignored
+                if i.edit == item["edit"]
+            ]
     if as_json:
         click.echo(json.dumps(items))
     elif items:
         _show_waiting(items)
+    if signatures is not None and not as_json:
+        for edit, who in sorted(signatures.signed.items()):
+            click.echo(f"edit {edit}: approved, signed by {', '.join(who)}")
     elif not unreadable:
         still = " still on a branch" if settled else ""
         click.echo(f"nothing waiting: every flagged edit{still} is approved")
@@ -302,6 +318,9 @@ def _show_waiting(items: list[dict[str, Any]]) -> None:
             bold=True,
         )
         click.echo(safe_text(f"  rule {item['rule']}: {item['reason']}", keep=""))
+        for ignored in item.get("ignored_approvals", []):
+            said = f"  approval by {ignored['by']} ignored: {ignored['reason']}"
+            click.echo(safe_text(said, keep=""))
         click.echo(safe_text(item["diff"]))
     click.echo("Approve with `redline approve EDIT...` once you have read each diff.")
 

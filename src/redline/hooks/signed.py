@@ -34,7 +34,7 @@ import pygit2
 from redline.engine.policy import ALLOWED_SIGNERS
 from redline.gitops import notes
 from redline.gitops.repo import common_dir
-from redline.gitops.signing import SSH, Verified, verify
+from redline.gitops.signing import SSH, Verified, allowed_signers, verify
 from redline.hooks.ledger import EVIDENCE_KEY, NOTE_KEY, EditRecord, Ledger
 
 NOT_SIGNED = "it is not signed"
@@ -193,3 +193,23 @@ def signed_ledger(ledger: Ledger, checker: Checker) -> Ledger:
 def signers_of(entry: EditRecord) -> list[str]:
     """Who signed the approvals of ``entry`` that count (empty outside a signed ledger)."""
     return entry.signers if isinstance(entry, _Signed) else []
+
+
+@dataclass(frozen=True)
+class Signatures:
+    """What ``redline review`` says about approvals where only signed ones count: who
+    signed each approved edit (edit -> principals), and the approvals ignored."""
+
+    signed: dict[str, list[str]]
+    ignored: list[Ignored]
+
+
+def for_review(repo: pygit2.Repository, ledger: Ledger) -> tuple[Ledger, Signatures]:
+    """``ledger`` with only verified approvals counted, against the allowed signers of
+    HEAD's tree, and who signed what."""
+    head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit).tree
+    checker = Checker(repo, allowed_signers(repo, [head]))
+    signed = signed_ledger(ledger, checker)
+    who = {edit: signers_of(entry) for edit, entry in signed.entries.items() if entry.approvals}
+    checker.save()
+    return signed, Signatures({e: p for e, p in who.items() if p}, checker.ignored)

@@ -1,0 +1,207 @@
+"""Evidence checked by running it again: ``redline guard --range … --verify``.
+
+A note records what the engine did with the agent's request: the bytes it
+wrote, each match's type, confidence, lines and matched text (as a SHA-256),
+the tolerances it used and the invisible characters it removed. With the
+request as sent kept beside the note, the gate runs the request again against
+the commit's parent tree — the engine is pure, so the same request on the same
+bytes gives the same answer — and compares. A note that does not reproduce
+(rewritten to ``exact``, its matched text changed, moved onto another commit,
+or the request itself swapped) is named with what differs and counts as an
+unapproved flagged edit: fail closed. Where the note was recorded by another
+version of redline and the answer differs, it says so ("recorded by redline X,
+not reproducible by Y") and asks for a person rather than guess. Exact edits
+always reproduce.
+
+The engine runs here on bytes read from git objects: nothing is written.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import pygit2
+
+from redline import __version__
+from redline.gitops import notes
+
+if TYPE_CHECKING:
+    from redline.engine.requests import Request
+    from redline.engine.result import HunkReport, Match
+
+
+@dataclass(frozen=True)
+class Unreproduced:
+    """A commit whose note the recorded request does not reproduce, and how it differs."""
+
+    edit: str
+    commit: str
+    differs: str
+    recorded_by: str | None = None  # the redline version that recorded the note
+    running: str = __version__
+
+    @property
+    def reason(self) -> str:
+        if self.recorded_by and self.recorded_by != self.running:
+            return (
+                f"recorded by redline {self.recorded_by}, not reproducible by "
+                f"{self.running}: {self.differs}"
+            )
+        return self.differs
+
+
+class _TreeFiles:
+    """A commit's tree as the engine's read-only snapshot (engine.patch_plan.Snapshot)."""
+
+    def __init__(self, repo: pygit2.Repository, tree: pygit2.Tree | None) -> None:
+        self.repo = repo
+        self.tree = tree
+
+    def relative(self, path: str) -> str:
+        return path
+
+    def read(self, path: str) -> bytes | None:
+        entry = self._entry(path)
+        if entry is None or entry.type_str != "blob":
+            return None
+        blob = self.repo[entry.id]
+        return bytes(blob.data) if isinstance(blob, pygit2.Blob) else None
+
+    def is_dir(self, path: str) -> bool:
+        entry = self._entry(path)
+        return entry is not None and entry.type_str == "tree"
+
+    def _entry(self, path: str) -> pygit2.Object | None:
+        if self.tree is None or not path:
+            return None
+        try:
+            return self.tree[path]
+        except (KeyError, ValueError):
+            return None
+
+
+def reproduce(
+    repo: pygit2.Repository, commit: pygit2.Commit, note: Mapping[str, Any], request: Request
+) -> str | None:
+    """What differs when ``request`` runs again on ``commit``'s parent tree, against what
+    ``note`` and the commit record (None: it reproduces)."""
+    from redline.engine.edit import EditRequest, apply_edit
+    from redline.engine.patch import PatchRequest, apply_patch
+    from redline.engine.write import DeleteRequest, WriteRequest, plan_file
+
+    parent = _TreeFiles(repo, commit.parents[0].tree if commit.parents else None)
+    after = _TreeFiles(repo, commit.tree)
+    if isinstance(request, EditRequest):
+        request = replace(request, path=_path(request.path, note))
+        data = parent.read(request.path)
+        if data is None:
+            return f"the request edits {request.path}, which the commit's parent does not hold"
+        outcome = apply_edit(data, request)
+        result = outcome.result
+        if outcome.data is None:
+            return f"run again, the request is not applied ({result.status}: {result.error})"
+        if outcome.data != after.read(request.path):
+            return f"run again, the request writes other bytes to {request.path} than the commit"
+        said = _evidence(note, result.matches)
+        if said is not None:
+            return said
+        tolerated = [result.match_type] if result.match_type not in (None, "exact") else []
+        recorded = list(note.get("tolerances") or [])
+        if recorded != tolerated:
+            return f"the note says it tolerated {_words(recorded)}; run again, {_words(tolerated)}"
+        return _cleaned(note, result.cleaned)
+    if isinstance(request, PatchRequest):
+        planned = apply_patch(request.patch, parent)
+    elif isinstance(request, WriteRequest | DeleteRequest):
+        planned = plan_file(request, parent)
+    else:
+        return "the recorded request reads a file; it changes nothing the commit changed"
+    if planned.plan is None:
+        result = planned.result
+        return f"run again, the request is not applied ({result.status}: {result.error})"
+    changed = _changed_paths(commit)
+    groups = [g for g in planned.plan.applied if {c.path for c in g.changes} & changed]
+    if not groups:
+        return "run again, the request changes none of the files the commit changes"
+    writes = {c.path: c.after for g in groups for c in g.changes}
+    for path in sorted(changed | set(writes)):
+        if writes.get(path, b"missing") != after.read(path) and path in writes:
+            return f"run again, the request writes other bytes to {path} than the commit"
+        if path not in writes:
+            return f"the commit changes {path}, which the request run again leaves alone"
+    hunks = [h for h in planned.result.hunks if h.path in writes]
+    return _evidence(note, hunks)
+
+
+def _evidence(note: Mapping[str, Any], matches: Sequence[Match | HunkReport]) -> str | None:
+    """How the note's matched operations differ from ``matches`` (None: they agree)."""
+    ops = [op for op in note.get("operations") or [] if isinstance(op, Mapping)]
+    recorded = [op for op in ops if op.get("match_type") is not None]
+    if len(recorded) != len(matches):
+        return (
+            f"the note records {len(recorded)} match(es); run again, the request makes "
+            f"{len(matches)}"
+        )
+    for op, match in zip(recorded, matches, strict=True):
+        path = op.get("path")
+        if op.get("match_type") != match.match_type:
+            return (
+                f"the note says {path} matched {op.get('match_type')}; run again, it matches "
+                f"{match.match_type}"
+            )
+        confidence = op.get("confidence", 1.0)
+        if not isinstance(confidence, (int, float)) or not math.isclose(
+            float(confidence), float(match.confidence), abs_tol=1e-9
+        ):
+            return (
+                f"the note says {path} matched with confidence {confidence}; run again, "
+                f"{match.confidence}"
+            )
+        lines = (op.get("start_line"), op.get("end_line"))
+        if lines != (match.start_line, match.end_line):
+            return (
+                f"the note says lines {lines[0]}-{lines[1]} of {path} were matched; run "
+                f"again, lines {match.start_line}-{match.end_line}"
+            )
+        if op.get("matched_sha256") != notes.sha256(match.matched_text):
+            return (
+                f"the note's matched text of {path} (lines {lines[0]}-{lines[1]}) is not "
+                "the text the request matches there"
+            )
+    return None
+
+
+def _path(sent: str, note: Mapping[str, Any]) -> str:
+    """The path an edit request names, as the note records it: the agent may have sent it
+    absolute (inside its worktree) or with ``./``; the commit holds it relative."""
+    named = {str(op.get("path")) for op in note.get("operations") or [] if isinstance(op, Mapping)}
+    if len(named) == 1 and sent not in named:
+        return named.pop()
+    return sent
+
+
+def _cleaned(note: Mapping[str, Any], cleaned: Sequence[str]) -> str | None:
+    recorded = list(note.get("cleaned") or [])
+    if recorded != list(cleaned):
+        return (
+            f"the note says invisible characters {_words(recorded)} were removed; run again, "
+            f"{_words(list(cleaned))}"
+        )
+    return None
+
+
+def _changed_paths(commit: pygit2.Commit) -> set[str]:
+    parent = commit.parents[0].tree if commit.parents else None
+    diff = (
+        parent.diff_to_tree(commit.tree)
+        if parent is not None
+        else commit.tree.diff_to_tree(swap=True)
+    )
+    return {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
+
+
+def _words(items: Sequence[str]) -> str:
+    return ", ".join(items) if items else "none"

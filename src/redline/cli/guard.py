@@ -70,8 +70,16 @@ def _broken_policies(
     help="Check the commits of a range, as pre-push checks a push (for CI).",
 )
 @click.option("--json", "as_json", is_flag=True, help="With --range: the verdict as JSON.")
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="With --range: run each agent edit's recorded request again on its commit's parent "
+    "and refuse a note it does not reproduce.",
+)
 @click.argument("hook_args", nargs=-1)
-def guard_command(stage: str, spec: str | None, as_json: bool, hook_args: tuple[str, ...]) -> None:
+def guard_command(
+    stage: str, spec: str | None, as_json: bool, verify: bool, hook_args: tuple[str, ...]
+) -> None:
     """The hook entry point: refuse a commit or push carrying unapproved flagged edits.
 
     With --range BASE..HEAD (a CI job): check every commit of the range; exit 1
@@ -79,10 +87,12 @@ def guard_command(stage: str, spec: str | None, as_json: bool, hook_args: tuple[
     with a one-line summary.
     """
     if spec is not None:
-        _guard_range(spec, as_json)
+        _guard_range(spec, as_json, verify)
         return
-    if as_json:
-        raise click.UsageError("--json goes with --range BASE..HEAD")
+    if as_json or verify:
+        raise click.UsageError(
+            f"{'--json' if as_json else '--verify'} goes with --range BASE..HEAD"
+        )
     from redline.hooks import ledger, stages
     from redline.hooks.gate import judge
     from redline.hooks.guard import describe, describe_broken_policy
@@ -177,14 +187,16 @@ def _config_false(repo: pygit2.Repository, key: str) -> bool:
         return False
 
 
-def _guard_range(spec: str, as_json: bool) -> None:
+def _guard_range(spec: str, as_json: bool, verify: bool) -> None:
     from redline.hooks import ledger
     from redline.hooks.gate import check_range, parse_range
     from redline.hooks.guard import describe
+    from redline.hooks.reproduce import recorded_request
 
     base, head = parse_range(spec)
     repo = _repo(Path(os.environ.get("GIT_DIR") or "."))
-    verdict = check_range(repo, ledger.load(repo), base, head)
+    source = recorded_request if verify else None
+    verdict = check_range(repo, ledger.load(repo), base, head, source)
     found = verdict.findings
     if as_json:
         click.echo(json.dumps(verdict.to_json(spec)))
@@ -205,6 +217,7 @@ def _guard_range(spec: str, as_json: bool) -> None:
                     again,
                     found.mismatched,
                     found.ignored,
+                    found.unreproduced,
                 )
             )
         click.echo(verdict.summary(spec))
@@ -272,12 +285,12 @@ def review_command(repo: Path, as_json: bool) -> None:
         click.echo(json.dumps(items))
     elif items:
         _show_waiting(items)
-    if signatures is not None and not as_json:
-        for edit, who in sorted(signatures.signed.items()):
-            click.echo(f"edit {edit}: approved, signed by {', '.join(who)}")
     elif not unreadable:
         still = " still on a branch" if settled else ""
         click.echo(f"nothing waiting: every flagged edit{still} is approved")
+    if signatures is not None and not as_json:
+        for edit, who in sorted(signatures.signed.items()):
+            click.echo(f"edit {edit}: approved, signed by {', '.join(who)}")
     if settled and not as_json:
         click.echo(_not_listed(settled))
     if unreadable:  # they may be flagged edits too: say so, and fail

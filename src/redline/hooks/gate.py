@@ -31,6 +31,7 @@ from redline.hooks.claims import Mismatch, mismatches
 from redline.hooks.evidence import Missing, missing_evidence
 from redline.hooks.guard import Blocked, Unreadable, blocked, unreadable_notes
 from redline.hooks.ledger import Ledger
+from redline.hooks.reproduce import RequestSource, Unreproduced, unreproduced
 from redline.hooks.signed import Checker, Ignored, signed_ledger
 
 
@@ -49,10 +50,13 @@ class Findings:
     missing: list[Missing] = field(default_factory=list)
     mismatched: list[Mismatch] = field(default_factory=list)
     ignored: list[Ignored] = field(default_factory=list)  # approvals that do not count
+    unreproduced: list[Unreproduced] = field(default_factory=list)  # with --verify
 
     @property
     def ok(self) -> bool:
-        return not (self.blocked or self.unreadable or self.missing or self.mismatched)
+        return not (
+            self.blocked or self.unreadable or self.missing or self.mismatched or self.unreproduced
+        )
 
 
 def head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
@@ -88,13 +92,21 @@ def judging_policy(
     return guarded_policy(repo, ledger, sides)
 
 
-def judge(repo: pygit2.Repository, ledger: Ledger, changes: Iterable[stages.Change]) -> Findings:
+def judge(
+    repo: pygit2.Repository,
+    ledger: Ledger,
+    changes: Iterable[stages.Change],
+    verify: RequestSource | None = None,
+) -> Findings:
     """The unapproved flagged edits, unreadable notes and missing evidence ``changes`` carry.
 
     Where the policy says ``approvals = "signed"`` (read as if no approval counted, so
     that an approval cannot lift the rule that judges approvals), an edit counts as
     approved only by approvals that verify (hooks.signed); the others are named in
-    ``ignored`` when their edit is refused."""
+    ``ignored`` when their edit is refused. With ``verify`` (where the requests as sent
+    are read from), each agent edit commit a change brings is run again
+    (hooks.reproduce); one that does not reproduce counts as an unapproved flagged
+    edit until a person approves it."""
     found = Findings()
     follower = Follower(repo)
     for change in changes:
@@ -112,8 +124,14 @@ def judge(repo: pygit2.Repository, ledger: Ledger, changes: Iterable[stages.Chan
             repo, ledger, brought, change.parent, change.new, follower
         )
         found.mismatched += mismatches(repo, ledger, brought)
+        if verify is not None:
+            found.unreproduced += [
+                u
+                for u in unreproduced(repo, ledger, brought, verify)
+                if not (u.edit in judged.entries and judged.entries[u.edit].approved)
+            ]
         if checker is not None:
-            refused = {b.edit for b in found.blocked}
+            refused = {b.edit for b in found.blocked} | {u.edit for u in found.unreproduced}
             found.ignored += [i for i in checker.ignored if i.edit in refused]
             checker.save()
     found.blocked = list(dict.fromkeys(found.blocked))
@@ -121,6 +139,7 @@ def judge(repo: pygit2.Repository, ledger: Ledger, changes: Iterable[stages.Chan
     found.missing = list(dict.fromkeys(found.missing))
     found.mismatched = list(dict.fromkeys(found.mismatched))
     found.ignored = list(dict.fromkeys(found.ignored))
+    found.unreproduced = list(dict.fromkeys(found.unreproduced))
     return found
 
 
@@ -140,6 +159,7 @@ class RangeVerdict:
     change: stages.Change
     commits: int  # in BASE..HEAD
     findings: Findings
+    verified: bool = False  # each agent edit was run again (--verify)
 
     def summary(self, spec: str) -> str:
         """One line for a CI log."""
@@ -154,6 +174,8 @@ class RangeVerdict:
                 f", {len(f.mismatched)} note{_s(f.mismatched)} not describing "
                 f"{'its commit' if len(f.mismatched) == 1 else 'their commits'}"
             )
+        if self.verified:
+            counts += f", {len(f.unreproduced)} note{_s(f.unreproduced)} not reproducing"
         verdict = "passed" if f.ok else "FAILED"
         return (
             f"redline guard --range {spec}: {verdict} — {self.commits} "
@@ -173,6 +195,7 @@ class RangeVerdict:
             "unreadable": [vars(u) for u in f.unreadable],
             "mismatched": [vars(m) for m in f.mismatched],
             "ignored_approvals": [vars(i) for i in f.ignored],
+            "unreproduced": [{**vars(u), "reason": u.reason} for u in f.unreproduced],
             "summary": self.summary(spec),
         }
 
@@ -203,7 +226,11 @@ def resolve(repo: pygit2.Repository, rev: str, role: str) -> pygit2.Commit:
 
 
 def check_range(
-    repo: pygit2.Repository, ledger: Ledger, base_rev: str, head_rev: str
+    repo: pygit2.Repository,
+    ledger: Ledger,
+    base_rev: str,
+    head_rev: str,
+    verify: RequestSource | None = None,
 ) -> RangeVerdict:
     """Judge the commits of ``base_rev..head_rev`` as the pre-push hook judges a push."""
     base = resolve(repo, base_rev, "BASE")
@@ -219,7 +246,8 @@ def check_range(
         (base.id,),
     )
     commits = sum(1 for _ in stages.brought(repo, change))
-    return RangeVerdict(base, head, change, commits, judge(repo, ledger, [change]))
+    found = judge(repo, ledger, [change], verify)
+    return RangeVerdict(base, head, change, commits, found, verify is not None)
 
 
 def _s(items: list[Any]) -> str:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from redline.hooks.claims import Mismatch
     from redline.hooks.config import PolicyError
     from redline.hooks.evidence import Missing
+    from redline.hooks.reproduce import Unreproduced
     from redline.hooks.signed import Ignored
 
 _DEPTH = 64  # how far a chain of carried flags is followed before it counts as uncleared
@@ -244,6 +245,7 @@ def describe(
     again: str = "commit",
     mismatched: Iterable[Mismatch] = (),
     ignored: Iterable[Ignored] = (),
+    unreproduced: Iterable[Unreproduced] = (),
 ) -> str:
     """The refusal, one edit (or unreadable note, missing one, or note that does not
     describe its commit) per line, and how to clear it; ``again`` is what to do then
@@ -263,6 +265,11 @@ def describe(
         from redline.hooks.claims import describe_mismatched
 
         parts.append(describe_mismatched(mismatched, "redline guard: refused — ", again))
+    unreproduced = list(unreproduced)
+    if unreproduced:
+        from redline.hooks.reproduce import describe_unreproduced
+
+        parts.append(describe_unreproduced(unreproduced, "redline guard: refused — ", again))
     return "\n".join(parts)
 
 

@@ -19,7 +19,7 @@ The engine runs here on bytes read from git objects: nothing is written.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ import pygit2
 
 from redline import __version__
 from redline.gitops import notes
+from redline.hooks.ledger import Ledger
 
 if TYPE_CHECKING:
     from redline.engine.requests import Request
@@ -81,6 +82,61 @@ class _TreeFiles:
             return self.tree[path]
         except (KeyError, ValueError):
             return None
+
+
+NO_REQUEST = "the note keeps no request to run again"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """The request a note keeps, as sent, and the redline version that ran it; or why
+    there is none (``missing``)."""
+
+    request: Request | None
+    engine: str | None = None
+    missing: str = NO_REQUEST
+
+
+RequestSource = Callable[[pygit2.Repository, Mapping[str, Any]], Recorded]
+
+
+def recorded_request(repo: pygit2.Repository, note: Mapping[str, Any]) -> Recorded:
+    """The request ``note`` keeps as sent (none yet: notes do not keep it)."""
+    return Recorded(None)
+
+
+no_requests = recorded_request
+
+
+def unreproduced(
+    repo: pygit2.Repository,
+    ledger: Ledger,
+    commits: Iterable[pygit2.Commit],
+    recorded: RequestSource = no_requests,
+) -> list[Unreproduced]:
+    """The agent edit commits among ``commits`` whose note the recorded request does not
+    reproduce (an external change, an undo and a squash record no request of their own:
+    the claims check covers them). A commit without a readable note is the business of
+    hooks.evidence and Ledger.unreadable."""
+    found = []
+    for commit in commits:
+        sha = str(commit.id)
+        if sha not in ledger.edits:
+            continue
+        note = notes.read_note(repo, commit.id)
+        if note is None or note.get("source") != "agent" or note.get("undoes"):
+            continue
+        if notes.squashed(note):
+            continue
+        edit = str(note.get("edit") or ledger.edits[sha])
+        kept = recorded(repo, note)
+        if kept.request is None:
+            found.append(Unreproduced(edit, sha, kept.missing))
+            continue
+        differs = reproduce(repo, commit, note, kept.request)
+        if differs is not None:
+            found.append(Unreproduced(edit, sha, differs, kept.engine))
+    return found
 
 
 def reproduce(
@@ -205,3 +261,28 @@ def _changed_paths(commit: pygit2.Commit) -> set[str]:
 
 def _words(items: Sequence[str]) -> str:
     return ", ".join(items) if items else "none"
+
+
+def describe_unreproduced(found: list[Unreproduced], lead: str, again: str | None = None) -> str:
+    """The refusal for notes their recorded request does not reproduce, and the ways out."""
+    from redline.engine.paths import safe_text
+
+    count = len(found)
+    lines = [
+        f"{lead}the evidence of {count} edit commit"
+        + ("" if count == 1 else "s")
+        + " does not reproduce: its request, run again on the commit's parent, does not "
+        "give what the note and the commit record, so "
+        + ("it counts" if count == 1 else "they count")
+        + " as unapproved flagged edits:"
+    ]
+    lines += [
+        safe_text(f"  edit {u.edit} (commit {u.commit[:12]}): {u.reason}", keep="") for u in found
+    ]
+    edits = " ".join(dict.fromkeys(u.edit for u in found))
+    then = f" and {again} again" if again else ""
+    lines.append(
+        "Restore the notes from a good copy of refs/notes/redline, or have a person review "
+        f"each commit's diff and approve it (`redline approve {edits}`){then}."
+    )
+    return "\n".join(lines)

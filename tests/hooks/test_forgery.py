@@ -375,3 +375,38 @@ def test_a_fetched_unsigned_rewrite_never_replaces_evidence_a_signer_approved(te
     assert merged["approvals"] == [signed]
     proc = check_range(team.b, f"{f.base}..origin/redline/s")
     assert proc.returncode == 0, proc.stdout
+
+
+def test_an_approval_by_hand_of_the_policy_edit_that_drops_signing_lifts_nothing(
+    tmp_path: Path,
+) -> None:
+    repo = user_repo(
+        tmp_path / "repo", SIGNED_POLICY, **{SIGNERS: "bob@example.com ssh-ed25519 AAAA\n"}
+    )
+    by_hand = [{"by": BOB, "at": "2026-01-02T00:00:00Z"}]
+    session = agent(repo)
+    dropped = session.edit(".redline.toml", 'approvals = "signed"\n', "")
+    assert dropped["status"] == "applied" and dropped["flags"], dropped
+    [commit] = dropped["commits"]
+    forge_local(repo, commit["commit"], lambda n: {**n, "approvals": by_hand})
+    git(repo, "merge", "-q", "--ff-only", "redline/s")  # onto main past the hooks
+    assert "signed" not in (repo / ".redline.toml").read_text()
+    base = head(repo)
+    fuzzy = session.edit(MIGRATION, FUZZY_OLD, FUZZY_NEW)
+    assert fuzzy["status"] == "applied" and fuzzy["flags"], fuzzy
+    [commit] = fuzzy["commits"]
+    forge_local(repo, commit["commit"], lambda n: {**n, "approvals": by_hand})
+    git(repo, "merge", "-q", "--ff-only", "redline/s")
+    said = refused(check_range(repo, f"{base}..main"))
+    assert (
+        f"approval of edit {commit['edit']} by {BOB} (note of commit {commit['commit'][:12]}) "
+        "ignored: it is not signed"
+    ) in said
+
+
+def forge_local(
+    repo: Path, commit: str, change: Callable[[dict[str, Any]], dict[str, Any]]
+) -> None:
+    path = repo / ".git" / "forged-note.json"
+    path.write_text(json.dumps(change(note(repo, commit)), indent=1))
+    git(repo, "notes", "--ref=redline", "add", "-f", "-F", str(path), commit)

@@ -113,7 +113,10 @@ def judge(
         policy = judging_policy(repo, change, ledger)
         judged = ledger
         checker = None
-        if judging_policy(repo, change, unapproved(ledger)).approvals == "signed":
+        if policy.approvals == "signed" or (
+            _approved_policy_edit(ledger)
+            and judging_policy(repo, change, unapproved(ledger)).approvals == "signed"
+        ):
             checker = Checker(repo, allowed_signers(repo, [change.parent, change.new]))
             judged = signed_ledger(ledger, checker)
             policy = judging_policy(repo, change, judged)
@@ -141,6 +144,20 @@ def judge(
     found.ignored = list(dict.fromkeys(found.ignored))
     found.unreproduced = list(dict.fromkeys(found.unreproduced))
     return found
+
+
+def _approved_policy_edit(ledger: Ledger) -> bool:
+    """Whether an approval (of any kind) stands behind an agent edit of the policy files:
+    only then can counting approvals change what the policy says about approvals."""
+    from redline.hooks.mainline import POLICY_PATHS
+
+    for entry in ledger.entries.values():
+        if not entry.approvals:
+            continue
+        paths = {op.path for op in entry.operations} | {str(f.get("path")) for f in entry.flagged}
+        if paths & POLICY_PATHS:
+            return True
+    return False
 
 
 def unapproved(ledger: Ledger) -> Ledger:

@@ -506,9 +506,7 @@ def test_sigterm_stops_the_daemon_cleanly(gm: GitMode) -> None:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_daemon_run_in_the_foreground_stops_quietly_on_a_signal(
-    gm: GitMode, signum: int
-) -> None:
+def test_a_daemon_run_in_the_foreground_stops_quietly_on_a_signal(gm: GitMode, signum: int) -> None:
     """`redline daemon run` under a supervisor or a terminal: a stop it was asked for,
     exit 0, nothing said (its log says it stopped)."""
     proc = subprocess.Popen(

@@ -303,3 +303,23 @@ def test_evidence_a_signed_approval_vouches_for_is_never_replaced_by_unsigned_ev
     # without a verified signature on either side, the flag of both is kept as before
     merged = union(genuine, forged, lambda data: False)
     assert merged["policy"]["verdict"] == "flagged"
+
+
+def test_two_notes_git_joined_in_a_rewrite_read_as_their_union() -> None:
+    """A rebase or amend that carries a note onto a commit that has one joins the two
+    texts with a blank line (git's notes.rewriteMode "concatenate"): read as one note,
+    a flag and every approval of either kept."""
+    flagged = note("e1", ALICE)
+    clean = note("e1", BOB, policy={"verdict": "pass", "action": "review", "violations": []})
+    joined = notes.encode(flagged) + b"\n" + notes.encode(clean)
+    read = notes.decode_note(joined)
+    assert read == union(flagged, clean)
+    assert read["policy"]["verdict"] == "flagged"
+    assert read["approvals"] == [ALICE, BOB]
+    assert notes.decode_note(notes.encode(flagged)) == flagged
+
+
+@pytest.mark.parametrize("text", [b'{"a": 1}\n\n[1]', b'{"a": 1} x', b"", b"\xff{}"])
+def test_a_note_that_is_not_json_objects_is_not_read(text: bytes) -> None:
+    with pytest.raises(ValueError):
+        notes.decode_note(text)

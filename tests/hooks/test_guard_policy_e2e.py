@@ -144,11 +144,6 @@ def test_a_policy_swap_is_flagged_as_a_weakening_and_never_judges(tmp_path: Path
     assert f"rule {AUTH_RULE}" in said
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="whether a tree still carries an edit that only swaps lines is decided by the "
-    "guard's positional following of edits (hooks.guard), not by the policy comparison",
-)
 def test_the_swap_alone_does_not_reach_the_remote_unapproved(tmp_path: Path) -> None:
     repo, remote = team(tmp_path, POLICY, **{CHECK: CHECK_TEXT, DOC: DOC_TEXT})
     swap = agent(repo).edit(".redline.toml", POLICY, SWAPPED)

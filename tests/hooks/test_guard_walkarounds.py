@@ -28,6 +28,7 @@ import pytest
 from guard_fixtures import FUZZY_NEW, FUZZY_OLD, MIGRATION, MIGRATION_TEXT
 
 from gitmode_fixtures import GitMode, git, git_mode
+from redline.engine.confidence import shown_confidence
 from redline.engine.policy import MATCH_TYPES
 
 POLICY = '[[guard.protect]]\npaths = ["migrations/**", "src/auth/**"]\nrequire = "exact"\n'
@@ -344,7 +345,8 @@ def test_an_exact_edit_that_rewrites_a_flagged_edit_carries_its_flag(guarded: Gu
     assert lead == "redline guard: refused — 2 flagged edits not yet approved by a person:"
     assert sorted(named) == sorted(
         [
-            f"  edit {first} (commit {first_commit[:12]}): {MIGRATION} lines 4-5, fuzzy 0.9925 — "
+            f"  edit {first} (commit {first_commit[:12]}): {MIGRATION} lines 4-5, fuzzy "
+            f"{shown_confidence(fuzzy['confidence'])} — "
             f"rule {AUTH_RULE}: match_type fuzzy is not one of: exact",
             f"  edit {second} (commit {second_commit[:12]}): {MIGRATION} lines 4-5, exact 1.0 — "
             f"rule carried flag: rewrites lines inserted by edit {first} (commit "

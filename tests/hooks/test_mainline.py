@@ -51,11 +51,27 @@ def test_once_approved_or_undone_it_adds_nothing(tmp_path: Path) -> None:
     repo2, _ = weakened_main(tmp_path / "two")
     git(repo2, "revert", "--no-edit", "HEAD")
     git_repo2, _ = main_repository(repo2)
-    git(repo2, "checkout", "-q", "-b", "loose")
-    (repo2 / ".redline.toml").write_text("")  # a person's own change, no agent involved
-    git(repo2, "commit", "-qam", "no rules")
     tree = git_repo2.head.peel().tree
     policy = guarded_policy(git_repo2, ledger.load(git_repo2), [(tree, "in HEAD")])
+    assert not [name for name in names(policy.rules) if "before unapproved edit" in name]
+
+
+def test_a_hand_rewrite_of_the_edited_lines_keeps_the_rule_until_the_edit_is_approved(
+    tmp_path: Path,
+) -> None:
+    """A tree alone cannot tell a person's own rewrite of the lines an unapproved agent
+    edit changed from that edit carried on: the rule the edit took away still judges
+    (a refusal, never a pass) until a person approves the edit."""
+    repo, edit = weakened_main(tmp_path)
+    git(repo, "revert", "--no-edit", "HEAD")
+    (repo / ".redline.toml").write_text("")  # a person's own change, no agent involved
+    git(repo, "commit", "-qam", "no rules")
+    git_repo, _ = main_repository(repo)
+    tree = git_repo.head.peel().tree
+    policy = guarded_policy(git_repo, ledger.load(git_repo), [(tree, "in HEAD")])
+    assert policy.check("src/a.py", "fuzzy", 0.99)
+    redline(repo, "approve", edit, check=True)
+    policy = guarded_policy(git_repo, ledger.load(git_repo), [(tree, "in HEAD")])
     assert not policy.check("src/a.py", "fuzzy", 0.99)
 
 

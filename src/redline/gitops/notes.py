@@ -377,9 +377,66 @@ def encode(note: Mapping[str, Any]) -> bytes:
 # --- reading and writing the notes ref --------------------------------------------------
 
 
-def _paths(oid: pygit2.Oid) -> tuple[str, str]:
+def _paths(oid: pygit2.Oid | str) -> tuple[str, str]:
     hex_id = str(oid)
     return f"{hex_id[:2]}/{hex_id[2:]}", hex_id
+
+
+def decode_note(data: bytes) -> Any:
+    """A note's JSON (ValueError when it is not JSON).
+
+    When a rebase or an amend carries a note onto a commit that has one already (the
+    same commit made twice within a second, an amend that changed nothing), git joins
+    the two notes' texts (``notes.rewriteMode`` is ``concatenate`` unless set): such a
+    note is read as the union of the objects it holds, as a merge of notes would join
+    them (gitops.notes_merge.union)."""
+    decoder = json.JSONDecoder()
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    value, end = decoder.raw_decode(text, _skip(text, 0))
+    end = _skip(text, end)
+    if end == len(text):
+        return value
+    parts = [value]
+    while end < len(text):
+        value, end = decoder.raw_decode(text, end)
+        parts.append(value)
+        end = _skip(text, end)
+    if not all(isinstance(part, dict) for part in parts):
+        raise json.JSONDecodeError("Extra data", text, end)
+    from redline.gitops.notes_merge import union
+
+    joined = parts[0]
+    for part in parts[1:]:
+        joined = union(joined, part)
+    return joined
+
+
+def _skip(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def note_blob(tree: pygit2.Tree, commit: pygit2.Oid | str) -> pygit2.Oid | None:
+    """The id of ``commit``'s note in a notes tree (fanned out or flat), or None."""
+    for path in _paths(commit):
+        try:
+            return tree[path].id
+        except KeyError:
+            continue
+    return None
+
+
+def note_object(repo: pygit2.Repository, blob_id: pygit2.Oid) -> dict[str, Any] | None:
+    """The note in blob ``blob_id`` when it is a JSON object; None for anything else."""
+    blob = repo.get(blob_id)
+    if not isinstance(blob, pygit2.Blob):
+        return None
+    try:
+        note = decode_note(blob.data)
+    except ValueError:
+        return None
+    return note if isinstance(note, dict) else None
 
 
 def read_note(
@@ -389,19 +446,8 @@ def read_note(
     tree = notes_tree(repo, at)
     if tree is None:
         return None
-    for path in _paths(commit):
-        try:
-            blob = repo[tree[path].id]
-        except KeyError:
-            continue
-        if not isinstance(blob, pygit2.Blob):
-            continue
-        try:
-            note = json.loads(blob.data)
-        except ValueError:
-            return None
-        return note if isinstance(note, dict) else None
-    return None
+    blob = note_blob(tree, commit)
+    return note_object(repo, blob) if blob is not None else None
 
 
 def notes_tree(

@@ -15,7 +15,6 @@ is kept too.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +27,7 @@ from redline.gitops.notes import (
     current,
     encode,
     evidence_digest,
+    note_object,
     notes_commit,
     notes_tree,
     squashed,
@@ -238,14 +238,8 @@ def _head_signers(repo: pygit2.Repository) -> bytes:
 
 
 def _parsed(repo: pygit2.Repository, blob_id: pygit2.Oid) -> dict[str, Any] | None:
-    blob = repo.get(blob_id)
-    if not isinstance(blob, pygit2.Blob):
-        return None
-    try:
-        data = json.loads(blob.data)
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("redline.note/"):
+    data = note_object(repo, blob_id)
+    if data is None or not str(data.get("schema", "")).startswith("redline.note/"):
         return None
     return data
 

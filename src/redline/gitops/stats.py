@@ -22,7 +22,6 @@ operations that matched no text (add, delete, write) form the row ``none``.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter
@@ -376,14 +375,8 @@ def _note_blobs(repo: pygit2.Repository, report: Report) -> Iterator[tuple[pygit
 
 def _read(repo: pygit2.Repository, blob_id: pygit2.Oid) -> dict[str, Any] | None:
     """A redline note's JSON; None for anything else."""
-    blob = repo.get(blob_id)
-    if not isinstance(blob, pygit2.Blob):
-        return None
-    try:
-        note = json.loads(blob.data)
-    except ValueError:
-        return None
-    if not isinstance(note, dict) or not str(note.get("schema", "")).startswith("redline.note/"):
+    note = notes.note_object(repo, blob_id)
+    if note is None or not str(note.get("schema", "")).startswith("redline.note/"):
         return None
     carried = note.get("squashed", [])
     if not isinstance(carried, list) or not all(isinstance(e, dict) for e in carried):

@@ -31,7 +31,6 @@ blob, checked anew.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -121,13 +120,13 @@ def mismatches(
             if tree is None:
                 return []
             checked = Checked.load(repo)
-        blob = _note_blob(tree, sha)
+        blob = notes.note_blob(tree, sha)
         if blob is None:
             continue  # gone since the ledger read it: the next run reads the notes again
         record = commit.id.raw + blob.raw
         if record in checked:
             continue
-        note = _read(repo, blob)
+        note = notes.note_object(repo, blob)
         if note is None:
             continue
         reason = contradiction(repo, commit, note)
@@ -242,26 +241,6 @@ def _changed(
 def _operations(note: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     ops = note.get("operations")
     return [op for op in ops if isinstance(op, Mapping)] if isinstance(ops, list) else []
-
-
-def _note_blob(tree: pygit2.Tree, sha: str) -> pygit2.Oid | None:
-    for path in (f"{sha[:2]}/{sha[2:]}", sha):
-        try:
-            return tree[path].id
-        except KeyError:
-            continue
-    return None
-
-
-def _read(repo: pygit2.Repository, blob_id: pygit2.Oid) -> dict[str, Any] | None:
-    blob = repo.get(blob_id)
-    if not isinstance(blob, pygit2.Blob):
-        return None
-    try:
-        data = json.loads(blob.data)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _blob(value: object) -> str:

@@ -122,7 +122,9 @@ def blocked(
     if not changed:
         return []
     follower = follower or Follower(repo)
-    adds = bool(added_paths(new, parent))
+    # A file added by the change, or by one of the commits it brings (a rename that
+    # reached the parent another way, by a cherry-pick, still names the edit's file here).
+    adds = bool(added_paths(new, parent)) or any(follower.added(c) for c in commits)
     found: list[Blocked] = []
     for entry in ledger.entries.values():
         if entry.approved:

@@ -302,7 +302,7 @@ def _learn_blob(repo: pygit2.Repository, ledger: Ledger, commit: str, blob_id: p
             ledger.edits[commit] = found.group(1).decode("utf-8", "replace") if found else commit
         return
     try:
-        note = json.loads(data)
+        note = notes.decode_note(data)
     except ValueError as exc:
         where = (
             f" ({exc.msg} at line {exc.lineno} column {exc.colno})"

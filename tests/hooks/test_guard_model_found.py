@@ -1,0 +1,95 @@
+"""Sequences the model-based test of the gates (test_guard_model) found, kept as tests:
+each replays the agent's and the person's steps on the model's repository and checks
+every gate against the oracle after each step."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from test_guard_model import Gates
+
+Step = Callable[[Gates], None]
+
+
+@pytest.fixture
+def gates() -> Iterator[Gates]:
+    machine = Gates()
+    try:
+        yield machine
+    finally:
+        machine.teardown()
+
+
+def replay(machine: Gates, steps: list[Step]) -> None:
+    machine.gates_agree_with_the_oracle()
+    for step in steps:
+        step(machine)
+        machine.gates_agree_with_the_oracle()
+
+
+def test_a_moved_flagged_edit_cherry_picked_without_its_content_is_refused_when_landed(
+    gates: Gates,
+) -> None:
+    """The move of a flagged edit's file is approved and cherry-picked onto main (the
+    rename arrives, the edit's lines do not); landing the session brings the edit: the
+    gate names it."""
+    replay(
+        gates,
+        [
+            lambda g: g.edit(0, 0, "return True", tolerant=False),
+            lambda g: g.edit(40, 0, "return True", tolerant=True),
+            lambda g: g.move(37, "auth/check_v2.py", 0),
+            lambda g: g.approve_one(1),
+            lambda g: g.cherry_pick(0),
+        ],
+    )
+
+
+def test_notes_carried_by_a_rebase_onto_commits_that_have_notes_stay_readable(
+    gates: Gates,
+) -> None:
+    """Two of the session's commits were cherry-picked onto main, then the session is
+    rebased onto main: the notes git carries along meet the notes already there."""
+    replay(
+        gates,
+        [
+            lambda g: g.edit(0, 0, "return True", tolerant=False),
+            lambda g: g.edit(40, 0, "return True", tolerant=True),
+            lambda g: g.move(37, "auth/check_v2.py", 0),
+            lambda g: g.approve_one(0),
+            lambda g: g.cherry_pick(0),
+            lambda g: g.edit(0, 1, "pass", tolerant=True),
+            lambda g: g.cherry_pick(3),
+            lambda g: g.rebase(),
+        ],
+    )
+
+
+def test_a_rebase_over_hand_edits_keeps_notes_that_describe_their_commits(gates: Gates) -> None:
+    """After cherry-picks, amends, copies, moves, a merge and hand edits on main, the
+    session is rebased onto main: each rebased commit's note still describes it."""
+    replay(
+        gates,
+        [
+            lambda g: g.edit(0, 0, "return True", tolerant=False),
+            lambda g: g.edit(40, 0, "return True", tolerant=True),
+            lambda g: g.move(37, "auth/check_v2.py", 0),
+            lambda g: g.approve_one(0),
+            lambda g: g.cherry_pick(0),
+            lambda g: g.by_hand(13, 10, "item.delete()", amend=True),
+            lambda g: g.copy(9, "lib/copy.py"),
+            lambda g: g.edit(15, 20, "pass", tolerant=False),
+            lambda g: g.approve_one(28),
+            lambda g: g.by_hand(46, 2, "x = 1", amend=True),
+            lambda g: g.approve_one(36),
+            lambda g: g.delete(14),
+            lambda g: g.move(30, "auth/check_v2.py", 10),
+            lambda g: g.merge(),
+            lambda g: g.edit(32, 16, "return False", tolerant=True),
+            lambda g: g.edit(44, 8, "return None", tolerant=False),
+            lambda g: g.by_hand(24, 3, "pass", amend=False),
+            lambda g: g.by_hand(8, 5, "item.delete()", amend=False),
+            lambda g: g.rebase(),
+        ],
+    )

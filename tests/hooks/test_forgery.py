@@ -38,6 +38,7 @@ from guard_fixtures import (
 )
 
 from gitmode_fixtures import git
+from redline.gitops import notes
 
 pytestmark = pytest.mark.skipif(
     shutil.which("ssh-keygen") is None, reason="ssh-keygen (openssh-client) is not installed"
@@ -122,7 +123,7 @@ def bob_approves(team: Team, *edits: str) -> str:
 
 
 def check_range(repo: Path, spec: str) -> subprocess.CompletedProcess[str]:
-    return redline(repo, "guard", "--range", spec)
+    return redline(repo, "guard", "--range", spec, "--verify")
 
 
 def ci_check(team: Team, base: str, name: str = "ci") -> subprocess.CompletedProcess[str]:
@@ -300,11 +301,20 @@ def test_matched_text_changed_after_the_approval_voids_it(team: Team) -> None:
     bob_approves(team, f.edit)
 
     def other_text(n: dict[str, Any]) -> dict[str, Any]:
-        ops = [{**op, "matched_preview": "id INTEGER PRIMARY KEY"} for op in n["operations"]]
+        text = "    id INTEGER PRIMARY KEY,\n"
+        ops = [
+            {**op, "matched_preview": text, "matched_sha256": notes.sha256(text)}
+            for op in n["operations"]
+        ]
         return {**n, "operations": ops}
 
     forge(team.a, f.commit, other_text)
-    for said in (refused(ci_check(team, f.base)), refused(land(team.a))):
+    in_ci = refused(ci_check(team, f.base))
+    assert (
+        f"  edit {f.edit} (commit {f.commit[:12]}): the note's matched text of {MIGRATION} is "
+        "not in lines"
+    ) in in_ci
+    for said in (in_ci, refused(land(team.a))):
         assert f"edit {f.edit} (commit {f.commit[:12]})" in said
         assert (
             f"approval of edit {f.edit} by {BOB} (note of commit {f.commit[:12]}) ignored: the "

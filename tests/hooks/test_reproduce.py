@@ -27,7 +27,7 @@ from guard_fixtures import (
 from redline.engine.edit import EditItem, EditRequest
 from redline.engine.patch import PatchRequest
 from redline.gitops import notes
-from redline.hooks.reproduce import Unreproduced, reproduce
+from redline.hooks.reproduce import Unreproduced, matched_where_recorded, reproduce
 
 PATCH = (
     "*** Begin Patch\n*** Update File: src/app.py\n@@ def main():\n"
@@ -57,6 +57,7 @@ def test_a_genuine_note_reproduces(tmp_path: Path, old: str, new: str) -> None:
     request = EditRequest(MIGRATION, (EditItem(old, new),))
     repo, commit, note = made(user_repo(tmp_path / "repo"), request)
     assert reproduce(repo, commit, note, request) is None
+    assert matched_where_recorded(repo, commit, note) is None
 
 
 def test_a_genuine_patch_note_reproduces(tmp_path: Path) -> None:
@@ -64,6 +65,7 @@ def test_a_genuine_patch_note_reproduces(tmp_path: Path) -> None:
     repo, commit, note = made(user_repo(tmp_path / "repo"), request)
     assert note["operations"][0]["match_type"] == "rstrip"
     assert reproduce(repo, commit, note, request) is None
+    assert matched_where_recorded(repo, commit, note) is None
     exact = {
         **note,
         "operations": [{**note["operations"][0], "match_type": "exact", "confidence": 1.0}],
@@ -128,3 +130,31 @@ def test_a_note_of_another_version_says_so() -> None:
         "run again, fuzzy"
     )
     assert Unreproduced("e1", "c" * 40, "x", "0.1.0", "0.1.0").reason == "x"
+
+
+def test_without_the_request_the_matched_text_is_checked_where_the_note_puts_it(
+    tmp_path: Path,
+) -> None:
+    request = EditRequest(MIGRATION, (EditItem(FUZZY_OLD, FUZZY_NEW),))
+    repo, commit, note = made(user_repo(tmp_path / "repo"), request)
+    [op] = note["operations"]
+
+    def said(**changes: Any) -> str | None:
+        return matched_where_recorded(repo, commit, {**note, "operations": [{**op, **changes}]})
+
+    assert said() is None
+    assert said(matched_sha256=notes.sha256("    id INTEGER PRIMARY KEY,\n")) == (
+        f"the note's matched text of {MIGRATION} is not in lines {op['start_line']}-"
+        f"{op['end_line']} of the file the commit changed"
+    )
+    assert said(start_line=1, end_line=1) == (
+        f"the note's matched text of {MIGRATION} is not in lines 1-1 of the file the commit changed"
+    )
+    assert said(end_line=99) == (
+        f"the note says lines {op['start_line']}-99 of {MIGRATION} were matched; the file the "
+        "commit changed has 5 lines"
+    )
+    # a fragment of one line is found inside it
+    line = "    name TEXT NOT NULL,\n"
+    assert said(start_line=3, end_line=3, matched_sha256=notes.sha256("TEXT NOT")) is None
+    assert said(start_line=3, end_line=3, matched_sha256=notes.sha256(line)) is None

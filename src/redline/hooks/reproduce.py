@@ -101,7 +101,9 @@ RequestSource = Callable[[pygit2.Repository, Mapping[str, Any]], Recorded]
 
 
 def recorded_request(repo: pygit2.Repository, note: Mapping[str, Any]) -> Recorded:
-    """The request ``note`` keeps as sent (none yet: notes do not keep it)."""
+    """The request ``note`` keeps as sent. Notes do not keep it yet on this branch (the
+    evidence work adds it, with gitops.sent.request_of to read it): until then every
+    note is checked by what it records (:func:`matched_where_recorded`)."""
     return Recorded(None)
 
 
@@ -131,7 +133,10 @@ def unreproduced(
         edit = str(note.get("edit") or ledger.edits[sha])
         kept = recorded(repo, note)
         if kept.request is None:
-            found.append(Unreproduced(edit, sha, kept.missing))
+            # No request to run again: check what the note records against the parent.
+            differs = matched_where_recorded(repo, commit, note)
+            if differs is not None:
+                found.append(Unreproduced(edit, sha, differs))
             continue
         differs = reproduce(repo, commit, note, kept.request)
         if differs is not None:
@@ -228,6 +233,71 @@ def _evidence(note: Mapping[str, Any], matches: Sequence[Match | HunkReport]) ->
                 "the text the request matches there"
             )
     return None
+
+
+_SPAN_LIMIT = 256  # characters of a first or last line a match may start or end inside
+
+
+def matched_where_recorded(
+    repo: pygit2.Repository, commit: pygit2.Commit, note: Mapping[str, Any]
+) -> str | None:
+    """Without the request: whether the text each operation says it matched (its SHA-256)
+    is in the commit's parent at the lines it names — a span starting in the first of
+    those lines and ending in the last — and None when it is, or cannot be checked (a
+    file that is not text). What was asked cannot be checked this way: only that the
+    note's match is where the file had it."""
+    from redline.engine import newlines
+    from redline.engine.decode import decode
+    from redline.engine.errors import FileFormatError
+
+    parent = _TreeFiles(repo, commit.parents[0].tree if commit.parents else None)
+    for op in note.get("operations") or []:
+        if not isinstance(op, Mapping) or op.get("match_type") is None:
+            continue
+        path, digest = str(op.get("path")), op.get("matched_sha256")
+        start, end = op.get("start_line"), op.get("end_line")
+        if not isinstance(digest, str) or not isinstance(start, int) or not isinstance(end, int):
+            continue
+        data = parent.read(path)
+        if data is None:
+            return f"the note says text of {path} was matched; the commit's parent has no {path}"
+        try:
+            text = decode(data).text
+        except FileFormatError:
+            continue
+        parts = newlines.split(text)[0].split("\n")
+        lines = [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+        if not 1 <= start <= end <= len(lines):
+            return (
+                f"the note says lines {start}-{end} of {path} were matched; the file the "
+                f"commit changed has {len(lines)} lines"
+            )
+        if not _holds(lines[start - 1 : end], digest):
+            return (
+                f"the note's matched text of {path} is not in lines {start}-{end} of the "
+                "file the commit changed"
+            )
+    return None
+
+
+def _holds(block: list[str], digest: str) -> bool:
+    """Whether a span of ``block`` (starting in its first line, ending in its last) has
+    the SHA-256 ``digest``: whole lines first, then spans inside the edge lines."""
+    whole = "".join(block)
+    for candidate in (whole, whole.rstrip("\n"), whole.rstrip("\n") + "\n"):
+        if notes.sha256(candidate) == digest:
+            return True
+    first, last = block[0], block[-1]
+    middle = "".join(block[1:-1])
+    starts = range(min(len(first), _SPAN_LIMIT))
+    if len(block) == 1:
+        return any(
+            notes.sha256(first[a:b]) == digest
+            for a in starts
+            for b in range(a + 1, min(len(first), a + _SPAN_LIMIT) + 1)
+        )
+    ends = range(1, min(len(last), _SPAN_LIMIT) + 1)
+    return any(notes.sha256(first[a:] + middle + last[:b]) == digest for a in starts for b in ends)
 
 
 def _path(sent: str, note: Mapping[str, Any]) -> str:

@@ -20,7 +20,9 @@
     │   ├── RefMoved              a branch moved while redline was committing to it
     │   ├── LandError             a session cannot land: conflict, dirty or moved target
     │   │                         (gitops.landing)
-    │   └── CorruptNotes          refs/notes/redline cannot be read as a notes commit
+    │   ├── CorruptNotes          refs/notes/redline cannot be read as a notes commit
+    │   └── SigningError          the reviewer's signing setup cannot sign or verify an
+    │                             approval (gitops.signing)
     ├── LockHeld                  another process holds git's lock on a file (fsops.atomic)
     ├── ResourceError             the machine refused a write: a full disk, a read-only file
     │                             system, no file descriptors left (fsops.resources)

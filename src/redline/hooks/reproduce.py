@@ -18,6 +18,7 @@ The engine runs here on bytes read from git objects: nothing is written.
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -101,10 +102,27 @@ RequestSource = Callable[[pygit2.Repository, Mapping[str, Any]], Recorded]
 
 
 def recorded_request(repo: pygit2.Repository, note: Mapping[str, Any]) -> Recorded:
-    """The request ``note`` keeps as sent. Notes do not keep it yet on this branch (the
-    evidence work adds it, with gitops.sent.request_of to read it): until then every
-    note is checked by what it records (:func:`matched_where_recorded`)."""
-    return Recorded(None)
+    """The request ``note`` keeps as sent, read by gitops.sent (the evidence work, which
+    adds it to every agent edit's note); where that module is not there yet, or the note
+    keeps no usable request (an older note, one over the size cap, one whose secrets
+    were redacted), none: the note is then checked by what it records
+    (:func:`matched_where_recorded`)."""
+    try:
+        sent = importlib.import_module("redline.gitops.sent")
+    except ModuleNotFoundError:
+        return Recorded(None)
+    from redline.gitops.errors import CorruptNotes, GitModeError
+
+    try:
+        found = sent.request_of(repo, note)
+    except CorruptNotes as exc:
+        return Recorded(None, missing=f"its request cannot be read: {exc.problem}")
+    if found is None:
+        return Recorded(None)
+    try:
+        return Recorded(found.request(), str(found.engine) or None)
+    except GitModeError:  # RequestRedacted: what is kept is not what was sent
+        return Recorded(None, str(found.engine) or None)
 
 
 no_requests = recorded_request

@@ -209,6 +209,7 @@ class Fixture:
     build_s: dict[str, float] = field(default_factory=dict)
     staged: dict[str, list[str]] = field(default_factory=dict)  # group -> paths
     expected_blocked: set[str] = field(default_factory=set)
+    requests: dict[str, Any] = field(default_factory=dict)  # commit -> the request sent
 
     @property
     def tolerant(self) -> list[Edit]:
@@ -219,7 +220,37 @@ class Fixture:
         return [e for e in self.edits if e.flagged]
 
 
-def build(root: Path, packed: bool) -> tuple[Fixture, Runner]:
+def _engine_edit(
+    lines: list[str], at: int, new: list[str], path: str, how: str
+) -> tuple[Any, Any] | None:
+    """The request an agent would send to insert ``new`` before line ``at`` — quoting that
+    line exactly, with spaces left out (``whitespace``) or with a character
+    dropped from it and its neighbours quoted too (``fuzzy``) — and the engine's outcome
+    on the file; None when the engine does not apply it as asked."""
+    from redline.engine.edit import EditItem, EditRequest, apply_edit
+
+    old = lines[at]
+    if how == "whitespace" and " + " in old:
+        quoted = old.replace(" + ", "+")
+        request = EditRequest(path, (EditItem(quoted, "\n".join([*new, quoted])),))
+    elif how == "fuzzy" and 2 < at < len(lines) - 1:
+        cut = len(old) // 2
+        before, after = lines[at - 1], lines[at + 1]
+        quoted = "\n".join([before, old[:cut] + old[cut + 1 :], after]) + "\n"
+        replaced = "\n".join([before, *new, old[:cut] + old[cut + 1 :], after]) + "\n"
+        request = EditRequest(path, (EditItem(quoted, replaced),))
+    else:
+        request = EditRequest(path, (EditItem(old, "\n".join([*new, old])),))
+    outcome = apply_edit(text_of(lines), request)
+    if outcome.data is None or outcome.result.status != "applied":
+        return None
+    return request, outcome
+
+
+def build(root: Path, packed: bool, genuine: int = 0) -> tuple[Fixture, Runner]:
+    """The repository; its last ``genuine`` edits are made by the engine from requests
+    an agent would send (``Fixture.requests``, by commit), so that running each request
+    again reproduces its note (``redline guard --range --verify``)."""
     home = root / "h"
     repo_dir = root / "r"
     home.mkdir()
@@ -260,6 +291,7 @@ def build(root: Path, packed: bool) -> tuple[Fixture, Runner]:
     unprotected = [f for f in files if f.split("/")[0] not in PROTECTED_DIRS]
     t0 = base.commit_time
     edits: list[Edit] = []
+    requests: dict[str, Any] = {}
     pending: list[tuple[pygit2.Oid, dict[str, Any]]] = []
     for i in range(NOTES):
         tolerant = i % TOLERANT_EVERY == 3
@@ -277,7 +309,21 @@ def build(root: Path, packed: bool) -> tuple[Fixture, Runner]:
         at = rng.randrange(2, len(lines))
         old = lines[at]
         new = [f"    edited_{i:05d} = compute({i}, 'bench')", f"    log_{i:05d}('edit {i}')"]
-        lines[at:at] = new
+        made = None
+        if i >= NOTES - genuine:
+            how = match_type if match_type != "exact" else "exact"
+            made = _engine_edit(lines, at, new, path, how) or _engine_edit(
+                lines, at, new, path, "exact"
+            )
+            assert made is not None, (path, at)
+            [match] = made[1].result.matches
+            match_type, confidence = match.match_type, match.confidence
+            matched = match.matched_text
+            start, end = match.start_line, match.end_line
+            lines[:] = made[1].data.decode().splitlines()
+        else:
+            lines[at:at] = new
+            matched, start, end = old, at + 1, at + 1
         before = tree[path].id
         blob = repo.create_blob(text_of(lines))
         tree_id = with_entries(repo, tree, {path: Entry(blob, FILE)})
@@ -297,10 +343,10 @@ def build(root: Path, packed: bool) -> tuple[Fixture, Runner]:
             "op": "edit",
             "match_type": match_type,
             "confidence": confidence,
-            "start_line": at + 1,  # the line matched (and kept after the two inserted)
-            "end_line": at + 1,
-            "matched_sha256": notes.sha256(old),
-            "matched_preview": notes.preview(old),
+            "start_line": start,  # the line matched (and kept after the two inserted)
+            "end_line": end,
+            "matched_sha256": notes.sha256(matched),
+            "matched_preview": notes.preview(matched),
         }
         violations = [
             {"rule": v.rule, "path": v.path, "reason": v.reason}
@@ -333,6 +379,8 @@ def build(root: Path, packed: bool) -> tuple[Fixture, Runner]:
         if match_type != "exact":
             note["tolerances"] = [match_type]
         pending.append((parent, note))
+        if made is not None:
+            requests[str(parent)] = made[0]
         edits.append(Edit(i, str(parent), edit_id, path, match_type, confidence, bool(violations)))
     repo.create_reference_direct("refs/heads/redline/bench", parent, False)
     timings["side_commits"] = time.perf_counter() - started
@@ -353,6 +401,7 @@ def build(root: Path, packed: bool) -> tuple[Fixture, Runner]:
         timings["gc"] = time.perf_counter() - started
 
     fixture = Fixture(root, repo_dir, home, files, contents, edits, timings)
+    fixture.requests = requests
     stage(fixture, runner)
     return fixture, runner
 

@@ -279,6 +279,32 @@ def test_approvals_of_a_squash_commits_edits_made_on_both_sides_are_all_kept(
     assert notes.read_note(handle, x, at=other) == data
 
 
+def test_signed_approvals_with_the_same_reviewer_and_time_are_all_kept() -> None:
+    one = {**BOB, "signature": "SIG-ONE"}
+    two = {**BOB, "signature": "SIG-TWO"}
+    merged = union(note("e1", one, BOB), note("e1", two))
+    assert sorted(a.get("signature", "") for a in merged["approvals"]) == ["", "SIG-ONE", "SIG-TWO"]
+
+
+def test_evidence_a_signed_approval_vouches_for_is_never_replaced_by_unsigned_evidence() -> None:
+    signed = {**BOB, "signature": "SIG"}
+    genuine = note("e1", signed)
+    forged = note("e1", ALICE, policy={"verdict": "pass", "source": ".redline.toml"})
+    forged["operations"] = [{**genuine["operations"][0], "match_type": "exact", "confidence": 1.0}]
+
+    def vouched(data: dict[str, Any]) -> bool:
+        return any(a.get("signature") == "SIG" for a in data["approvals"])
+
+    for ours, theirs in ((genuine, forged), (forged, genuine)):
+        merged = union(ours, theirs, vouched)
+        assert merged["operations"] == genuine["operations"]
+        assert merged["policy"] == genuine["policy"]
+        assert [a["by"] for a in merged["approvals"]] == [ALICE["by"], BOB["by"]]
+    # without a verified signature on either side, the flag of both is kept as before
+    merged = union(genuine, forged, lambda data: False)
+    assert merged["policy"]["verdict"] == "flagged"
+
+
 def test_two_notes_git_joined_in_a_rewrite_read_as_their_union() -> None:
     """A rebase or amend that carries a note onto a commit that has one joins the two
     texts with a blank line (git's notes.rewriteMode "concatenate"): read as one note,

@@ -190,7 +190,7 @@ def test_an_empty_policy_file_gives_the_defaults_from_that_file() -> None:
         (
             '[guard]\nmode = "review"\n',
             "guard.mode",
-            "unknown key; use action, files and [[guard.protect]]",
+            "unknown key; use action, approvals, files and [[guard.protect]]",
         ),
         (
             '[guard]\naction = "block"\n',

@@ -85,6 +85,12 @@ def _broken_policies(
     help="With --format github: append the Markdown summary to this file "
     "(default: $GITHUB_STEP_SUMMARY).",
 )
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="With --range: run each agent edit's recorded request again on its commit's parent "
+    "and refuse a note it does not reproduce.",
+)
 @click.argument("hook_args", nargs=-1)
 def guard_command(
     stage: str,
@@ -92,6 +98,7 @@ def guard_command(
     as_json: bool,
     form: str | None,
     summary_file: Path | None,
+    verify: bool,
     hook_args: tuple[str, ...],
 ) -> None:
     """The hook entry point: refuse a commit or push carrying unapproved flagged edits.
@@ -104,10 +111,12 @@ def guard_command(
         raise click.UsageError(f"--json and --format {form} ask for two outputs; give one")
     form = "json" if as_json else form
     if spec is not None:
-        _guard_range(spec, form or "text", summary_file)
+        _guard_range(spec, form or "text", summary_file, verify)
         return
-    if form is not None or summary_file is not None:
-        raise click.UsageError("--json, --format and --summary go with --range BASE..HEAD")
+    if form is not None or summary_file is not None or verify:
+        raise click.UsageError(
+            "--json, --format, --summary and --verify go with --range BASE..HEAD"
+        )
     from redline.hooks import ledger, stages
     from redline.hooks.gate import judge
     from redline.hooks.guard import describe, describe_broken_policy
@@ -156,7 +165,9 @@ def guard_command(
     found = judge(repo, ledger.load(repo), changes)
     if not found.ok:
         again = "push" if pushing else "commit"
-        said = describe(found.blocked, found.unreadable, found.missing, again, found.mismatched)
+        said = describe(
+            found.blocked, found.unreadable, found.missing, again, found.mismatched, found.ignored
+        )
         click.echo(said, err=True)
         sys.exit(1)
     if remote:
@@ -200,15 +211,17 @@ def _config_false(repo: pygit2.Repository, key: str) -> bool:
         return False
 
 
-def _guard_range(spec: str, form: str, summary_file: Path | None) -> None:
+def _guard_range(spec: str, form: str, summary_file: Path | None, verify: bool) -> None:
     from redline.hooks import ledger
     from redline.hooks.gate import check_range, parse_range
     from redline.hooks.guard import describe
+    from redline.hooks.reproduce import recorded_request
 
     base, head = parse_range(spec)
     repo = evidence_repo(Path(os.environ.get("GIT_DIR") or "."))
     entries = ledger.load(repo)
-    verdict = check_range(repo, entries, base, head)
+    source = recorded_request if verify else None
+    verdict = check_range(repo, entries, base, head, source)
     found = verdict.findings
     if form == "json":
         click.echo(json.dumps(verdict.to_json(spec)))
@@ -247,7 +260,15 @@ def _guard_range(spec: str, form: str, summary_file: Path | None) -> None:
         if not found.ok:
             again = "push the notes (`redline notes sync`), then run the check"
             click.echo(
-                describe(found.blocked, found.unreadable, found.missing, again, found.mismatched)
+                describe(
+                    found.blocked,
+                    found.unreadable,
+                    found.missing,
+                    again,
+                    found.mismatched,
+                    found.ignored,
+                    found.unreproduced,
+                )
             )
         click.echo(verdict.summary(spec))
     if not found.ok:
@@ -272,7 +293,8 @@ def approve_command(repo: Path, edits: tuple[str, ...]) -> None:
                 "a second approval adds nothing"
             )
             continue
-        click.echo(f"approved edit {item.edit} ({len(item.commits)} note(s)) as {item.by}")
+        signed = f", signed with {item.signed}" if item.signed else ""
+        click.echo(f"approved edit {item.edit} ({len(item.commits)} note(s)) as {item.by}{signed}")
         if item.why:
             click.echo(f"  note: {item.why}")
         for commit in item.unnoted:

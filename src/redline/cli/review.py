@@ -40,8 +40,21 @@ def review_command(repo: Path, as_json: bool, html_file: Path | None) -> None:
     git = evidence_repo(repo)
     entries = ledger.load(git)
     settled: list[str] = []
-    items = waiting(git, head_policy(git, entries), entries, settled)
+    policy = head_policy(git, entries)
+    signatures = None
+    if policy.approvals == "signed":  # only approvals that verify count (hooks.signed)
+        from redline.hooks.signed import for_review
+
+        entries, signatures = for_review(git, entries)
+    items = waiting(git, policy, entries, settled)
     unreadable = [Unreadable(c, why) for c, why in sorted(entries.unreadable.items())]
+    if signatures is not None:
+        for item in items:
+            item["ignored_approvals"] = [
+                {"by": i.by, "commit": i.commit, "reason": i.reason}
+                for i in signatures.ignored
+                if i.edit == item["edit"]
+            ]
     if html_file is not None:
         from redline.cli.review_html import page
 
@@ -60,6 +73,9 @@ def review_command(repo: Path, as_json: bool, html_file: Path | None) -> None:
     elif not unreadable:
         still = " still on a branch" if settled else ""
         click.echo(f"nothing waiting: every flagged edit{still} is approved")
+    if signatures is not None and not as_json:
+        for edit, who in sorted(signatures.signed.items()):
+            click.echo(f"edit {edit}: approved, signed by {', '.join(who)}")
     if settled and not as_json:
         click.echo(not_listed(settled))
     if html_file is not None and not as_json:
@@ -114,6 +130,9 @@ def shown(items: list[dict[str, Any]]) -> list[str]:
             )
         )
         out.append(safe_text(f"  rule {item['rule']}: {item['reason']}", keep=""))
+        for ignored in item.get("ignored_approvals", []):
+            said = f"  approval by {ignored['by']} ignored: {ignored['reason']}"
+            out.append(safe_text(said, keep=""))
         for said in item.get("tolerated") or []:
             out.append(safe_text(f"  tolerated: {said.get('text', '')}", keep=""))
         if item.get("sent_old") is not None and item.get("found") is not None:

@@ -21,8 +21,10 @@
     │   ├── LandError             a session cannot land: conflict, dirty or moved target
     │   │                         (gitops.landing)
     │   ├── CorruptNotes          refs/notes/redline cannot be read as a notes commit
-    │   └── RequestRedacted       a kept request held likely secrets: it cannot be run again
-    │                             as sent (gitops.sent)
+    │   ├── RequestRedacted       a kept request held likely secrets: it cannot be run again
+    │   │                         as sent (gitops.sent)
+    │   └── SigningError          the reviewer's signing setup cannot sign or verify an
+    │                             approval (gitops.signing)
     ├── LockHeld                  another process holds git's lock on a file (fsops.atomic)
     ├── ResourceError             the machine refused a write: a full disk, a read-only file
     │                             system, no file descriptors left (fsops.resources)

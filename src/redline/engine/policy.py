@@ -6,6 +6,10 @@ confidence. An edit breaking a rule is flagged (action ``review``) or refused
 (action ``reject``). Exact edits satisfy every ``require``; unprotected paths
 always pass.
 
+``approvals = "signed"`` makes only approvals signed by a key of the
+repository's allowed-signers file (:data:`ALLOWED_SIGNERS`) count; joined with
+a policy that says so, a policy says so too.
+
 One rule is not the policy's to relax: every agent edit to the guard's own
 files — the policy file, the hook configuration and the CI definitions
 (:data:`DEFAULT_PROTECTED`, and whatever ``[guard] files`` adds) — is flagged
@@ -34,6 +38,9 @@ if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
 
 ACTIONS = ("review", "reject")
+# Which approvals clear a flagged edit: any recorded one, or only those signed by a key
+# the repository's allowed-signers file lists (hooks.signed).
+APPROVALS = ("any", "signed")
 # Every match type a policy may name (engine.match_types: one table of every tier).
 MATCH_TYPES: tuple[str, ...] = ALL_MATCH_TYPES
 POLICY_FILE = ".redline.toml"
@@ -48,7 +55,10 @@ POLICY_CHANGE_RULE = "policy change"
 # (its policy, the hooks that run it, the CI jobs that run it over a pull request),
 # so every agent change there waits for a person, exact or not. A policy adds more
 # with ``[guard] files``; no policy can take one away.
-POLICY_FILES = (POLICY_FILE,)  # and PYPROJECT while it holds the policy (hooks.config)
+# The people whose signed approvals count where the policy says ``approvals = "signed"``
+# (git's gpg.ssh.allowedSignersFile format): a guard file like the policy itself.
+ALLOWED_SIGNERS = ".redline/allowed_signers"
+POLICY_FILES = (POLICY_FILE, ALLOWED_SIGNERS)  # and PYPROJECT while it holds the policy
 HOOK_FILES = (
     ".pre-commit-config.yaml",
     ".pre-commit-hooks.yaml",
@@ -138,6 +148,7 @@ class Policy:
     rules: tuple[Rule, ...] = field(default_factory=tuple)
     source: str = "defaults"  # where it was read from, for messages
     validate: tuple[str, ...] = ()  # globs of the files whose edits must still parse
+    approvals: str = "any"  # "signed": only approvals that verify clear a flagged edit
 
     def validates(self, path: str) -> bool:
         """Must an edit of ``path`` leave it parseable (engine.validate)?"""
@@ -196,10 +207,11 @@ class Policy:
         )
         validate = tuple(dict.fromkeys((*self.validate, *other.validate)))
         same_action = self.action == other.action or self.action == "reject"
-        if not added and same_action and validate == self.validate:
+        approvals = "signed" if "signed" in (self.approvals, other.approvals) else "any"
+        if not added and same_action and validate == self.validate and approvals == self.approvals:
             return self
         action = "reject" if "reject" in (self.action, other.action) else self.action
-        return Policy(action, (*self.rules, *added), self.source, validate)
+        return Policy(action, (*self.rules, *added), self.source, validate, approvals)
 
 
 def _terms(rule: Rule) -> tuple[object, ...]:

@@ -141,6 +141,11 @@ def weakenings(old: Policy, new: Policy) -> list[str]:
             'guard.action "reject" became "review": an edit breaking a rule would be '
             "applied (flagged) instead of refused"
         )
+    if old.approvals == "signed" and new.approvals != "signed":
+        found.append(
+            'guard.approvals "signed" was dropped: an approval nobody signed (any name, '
+            "written by anyone with push access) would clear a flagged edit"
+        )
     for rule in old.rules:
         for pattern in rule.paths:
             covering = [r for r in new.rules if _covers(r, pattern)]

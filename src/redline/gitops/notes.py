@@ -177,15 +177,60 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Approval:
+    """A person's approval of an edit. A signed one also names what it signed — the
+    edit, the commit whose note holds it, the digest of that note's evidence
+    (:func:`evidence_digest`) — and carries the signature of :func:`approval_payload`
+    over them (``format``: ssh | openpgp). Who may sign is the gate's question
+    (hooks.signed); the fields here only say what the signer claimed."""
+
     by: str  # "Name <email>"
     at: str  # UTC, ISO 8601
+    edit: str | None = None
+    commit: str | None = None
+    evidence: str | None = None
+    format: str | None = None
+    signature: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"by": self.by, "at": self.at}
+        return {k: v for k, v in vars(self).items() if v is not None}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Approval:
-        return cls(str(data.get("by", "")), str(data.get("at", "")))
+        extra = {k: str(data[k]) for k in _SIGNED_KEYS if data.get(k) is not None}
+        return cls(str(data.get("by", "")), str(data.get("at", "")), **extra)
+
+
+_SIGNED_KEYS = ("edit", "commit", "evidence", "format", "signature")
+APPROVAL_HEADER = "redline approval 1"
+
+
+def approval_payload(edit: str, commit: str, by: str, at: str, evidence: str) -> bytes:
+    """The bytes an approval's signature covers: which edit, in which commit's note, with
+    which evidence, approved by whom and when."""
+    lines = [APPROVAL_HEADER, f"edit {edit}", f"commit {commit}", f"by {by}", f"at {at}",
+             f"evidence {evidence}"]  # fmt: skip
+    return ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
+
+
+def evidence_of(data: Mapping[str, Any], edit: str) -> Mapping[str, Any] | None:
+    """The evidence of ``edit`` in the note ``data``: the note itself, or in a squash
+    commit's note, the entry of ``edit`` (None: the note does not hold it)."""
+    if "squashed" in data and data.get("edit") != edit:
+        found = [e for e in squashed(data) if e.get("edit") == edit]
+        return found[0] if found else None
+    return data
+
+
+def evidence_digest(evidence: Mapping[str, Any]) -> str:
+    """sha256 of one edit's evidence as stored, approvals left out: what a signed approval
+    vouches for, so that evidence changed after it was signed no longer carries it."""
+    rest = {k: v for k, v in evidence.items() if k != "approvals"}
+    if isinstance(rest.get("squashed"), list):  # a squash's own: its edits' approvals too
+        rest["squashed"] = [
+            {k: v for k, v in e.items() if k != "approvals"} if isinstance(e, dict) else e
+            for e in rest["squashed"]
+        ]
+    return hashlib.sha256(encode(rest)).hexdigest()
 
 
 @dataclass

@@ -15,6 +15,7 @@ is kept too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ from redline.gitops.errors import GitModeError, RefMoved
 from redline.gitops.notes import (
     current,
     encode,
+    evidence_digest,
     note_object,
     notes_commit,
     notes_tree,
@@ -32,6 +34,7 @@ from redline.gitops.notes import (
 )
 from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.repo import NOTES_REF, signature
+from redline.gitops.signing import allowed_signers, vouched
 from redline.gitops.trees import FILE, Entry, with_entries
 from redline.gitops.writer import PLAIN, Writer
 
@@ -101,6 +104,7 @@ def merged_tree(
     other = notes_tree(repo, theirs)
     assert mine is not None and other is not None
     changes: dict[str, Entry | None] = {}
+    allowed = _head_signers(repo)
     for name in _changed(repo, base, other):
         b, o, t = _find(base, name), _find(mine, name), _find(other, name)
         if _same(o, t) or _same(t, b):
@@ -110,7 +114,7 @@ def merged_tree(
         elif t is None:
             continue  # theirs removed a note we changed: ours stays
         else:
-            result = _union_blob(repo, name, o[1], t[1], kept, writer)
+            result = _union_blob(repo, name, o[1], t[1], kept, writer, allowed)
         if o is not None:
             changes[o[0]] = None
         if result is not None:
@@ -146,33 +150,61 @@ def _requests_only_in(
     return found
 
 
-def union(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
-    """One note for one commit from two: the approvals of both (each once), and the
+Vouched = Callable[[dict[str, Any]], bool]  # does a verified signed approval stand behind it?
+
+
+def union(
+    ours: dict[str, Any], theirs: dict[str, Any], vouched: Vouched | None = None
+) -> dict[str, Any]:
+    """One note for one commit from two: the approvals of both (each once; signed ones
+    are told apart by their signatures, so every signed approval is kept), and the
     evidence of the one that holds it.
 
-    A note an approval wrote for a commit whose evidence was missing (source
-    "unknown") gives way to a note with the evidence. Two notes with different
-    evidence (which redline never writes for one commit) keep the first in a
-    stable order, flagged when either is, with the violations of both: a flag is
-    never lost in a merge. A squash commit's note (``squashed``) is merged edit by
-    edit the same way: the approvals of each edit it carries sit in that edit's entry.
-    The result is the same whichever side is "ours".
+    Where the two notes' evidence differs and ``vouched`` says a signed approval that
+    verifies stands behind exactly one of them (gitops.signing.vouched), that one's
+    evidence is kept whole: an unsigned change never replaces evidence a person
+    signed for. Otherwise a note an approval wrote for a commit whose evidence was
+    missing (source "unknown") gives way to a note with the evidence, and two notes
+    with different evidence (which redline never writes for one commit) keep the
+    first in a stable order, flagged when either is, with the violations of both: a
+    flag is never lost in a merge. A squash commit's note (``squashed``) is merged
+    edit by edit the same way: the approvals of each edit it carries sit in that
+    edit's entry. The result is the same whichever side is "ours".
     """
-    approvals: dict[tuple[str, str], dict[str, Any]] = {}
+    approvals: dict[tuple[str, ...], dict[str, Any]] = {}
     for side in (ours, theirs):
         for approval in side.get("approvals") or []:
             if isinstance(approval, dict):
-                key = (str(approval.get("by", "")), str(approval.get("at", "")))
+                key = (
+                    str(approval.get("at", "")),
+                    str(approval.get("by", "")),
+                    str(approval.get("signature") or ""),
+                )
                 approvals.setdefault(key, approval)
     ranked = sorted((ours, theirs), key=lambda n: (n.get("source") == "unknown", encode(n)))
     first, second = ranked
-    merged = dict(first)
-    if second.get("source") != "unknown" or first.get("source") == "unknown":
-        merged["policy"] = _stricter(first.get("policy"), second.get("policy"))
-    merged["approvals"] = [approvals[k] for k in sorted(approvals, key=lambda k: (k[1], k[0]))]
+    backed = _vouched_side(first, second, vouched)
+    if backed is not None:
+        merged = dict(backed)
+    else:
+        merged = dict(first)
+        if second.get("source") != "unknown" or first.get("source") == "unknown":
+            merged["policy"] = _stricter(first.get("policy"), second.get("policy"))
+    merged["approvals"] = [approvals[k] for k in sorted(approvals)]
     if "squashed" in first or "squashed" in second:
         merged["squashed"] = _union_squashed(squashed(first), squashed(second))
     return merged
+
+
+def _vouched_side(
+    one: dict[str, Any], other: dict[str, Any], vouched: Vouched | None
+) -> dict[str, Any] | None:
+    """The one of two notes with different evidence that a verified signed approval
+    stands behind, when exactly one is."""
+    if vouched is None or evidence_digest(one) == evidence_digest(other):
+        return None
+    backed = [note for note in (one, other) if vouched(note)]
+    return backed[0] if len(backed) == 1 else None
 
 
 def _union_squashed(
@@ -210,12 +242,25 @@ def _union_blob(
     theirs: pygit2.Oid,
     kept: list[str],
     writer: Writer,
+    allowed: bytes = b"",
 ) -> pygit2.Oid:
     one, other = _parsed(repo, ours), _parsed(repo, theirs)
     if one is None or other is None:
         kept.append(name)  # not both redline notes: ours stays, and the caller says so
         return ours
-    return write_blob(repo, encode(union(one, other)), writer)
+    vouch = (lambda note: vouched(note, name, allowed)) if allowed else None
+    return write_blob(repo, encode(union(one, other, vouch)), writer)
+
+
+def _head_signers(repo: pygit2.Repository) -> bytes:
+    """The allowed signers HEAD's tree lists: whose signed approvals decide which of two
+    evidences of one commit a merge keeps (none in a bare or empty repository)."""
+    try:
+        if repo.is_bare or repo.head_is_unborn:
+            return b""
+        return allowed_signers(repo, [repo.head.peel(pygit2.Commit).tree])
+    except (pygit2.GitError, KeyError, ValueError):
+        return b""
 
 
 def _parsed(repo: pygit2.Repository, blob_id: pygit2.Oid) -> dict[str, Any] | None:

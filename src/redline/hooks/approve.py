@@ -9,6 +9,7 @@ writing it a new note: flagged ("evidence missing"), with the approval.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,9 +20,10 @@ from redline.engine.policy import Policy
 from redline.gitops import notes
 from redline.gitops.follow import Edit, Follower
 from redline.gitops.repo import signature
+from redline.gitops.signing import Signer, signer
 from redline.gitops.writer import PLAIN, Writer
 from redline.hooks import ledger as ledgers
-from redline.hooks.config import PolicyError, stricter_policy
+from redline.hooks.config import PolicyError, policy_from_tree, stricter_policy
 from redline.hooks.evidence import (
     MISSING_REASON,
     MISSING_RULE,
@@ -55,6 +57,7 @@ class Approved:
     status: str = "approved"
     at: str | None = None
     why: str | None = None
+    signed: str | None = None  # the key that signed it (None: not signed)
 
 
 NEVER_FLAGGED = "it was never flagged (an exact match the policy passed), so it needs no approval"
@@ -70,6 +73,10 @@ def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -
 
     An exact edit that was never flagged is not approved (``status`` "not flagged");
     a reviewer's second approval of an edit adds nothing (``status`` "already").
+    With a signing key set up (``user.signingkey``, gitops.signing), each approval is
+    signed over the edit, the commit whose note it goes in, that note's evidence, the
+    reviewer and the time; a policy that takes only signed approvals
+    (``approvals = "signed"`` in HEAD) makes a key a must.
     """
     ledger = ledgers.load(repo)
     targets: dict[str, list[str]] = {}
@@ -82,15 +89,19 @@ def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -
         unnoted[edit] += [c for c in missing if c not in unnoted[edit]]
     sig = signature(repo)
     reviewer = f"{sig.name} <{sig.email}>"
-    stamp = notes.Approval(reviewer, notes.utc_now())
+    key = _signer(repo)
+    at = notes.utc_now()
+    stamper = _Stamper(reviewer, at, key)
     unflagged = {e for e in targets if not unnoted[e] and e not in ledger.entries}
     earlier: dict[str, str] = {}  # edit -> when this reviewer approved it before
+    stamps: dict[tuple[str, str], notes.Approval] = {}  # (edit, commit) -> the approval
 
     def approved(tip: pygit2.Oid | None) -> dict[pygit2.Oid, dict[str, Any]]:
         # Made again on each try, from the notes as they are then: a daemon (or git)
         # adding notes at the same moment loses nothing, and neither does this.
         updated: dict[pygit2.Oid, dict[str, Any]] = {}
         earlier.clear()
+        stamps.clear()
         for edit, commits in targets.items():
             if edit in unflagged:
                 continue
@@ -99,26 +110,90 @@ def approve(repo: pygit2.Repository, names: list[str], writer: Writer = PLAIN) -
                 data = notes.read_note(repo, oid, at=tip)
                 if data is None:
                     if commit in unnoted[edit]:
-                        updated[oid] = _without_evidence(repo, oid, edit, stamp)
+                        updated[oid] = _without_evidence(repo, oid, edit, stamper)
+                        stamps[edit, commit] = stamper.last
                     continue
-                mine = [a for a in notes.approvals_of(data, edit) if a.by == reviewer]
+                evidence = notes.evidence_of(data, edit) or data
+                stamp = stamper.stamp(edit, commit, evidence)
+                mine = [
+                    a
+                    for a in notes.approvals_of(data, edit)
+                    if a.by == reviewer
+                    and (key is None or a.evidence == stamp.evidence)
+                    and (key is None or a.signature)
+                ]
                 if mine:
                     earlier.setdefault(edit, mine[0].at)
                     continue
                 updated[oid] = notes.with_approval(data, edit, stamp)
+                stamps[edit, commit] = stamp
         return updated
 
     written = notes.publish(repo, approved, sig, writer)
     done = []
+    signed = _signed_with(key)
     for edit, commits in targets.items():
         if edit in unflagged:
             done.append(Approved(edit, commits, reviewer, status="not flagged", why=NEVER_FLAGGED))
-        elif edit in earlier and not _wrote(repo, written, edit, commits, stamp):
+        elif edit in earlier and not _wrote(repo, written, edit, commits, stamps):
             done.append(Approved(edit, commits, reviewer, status="already", at=earlier[edit]))
         else:
             why = None if unnoted[edit] else _unflagged_now(repo, ledger, edit)
-            done.append(Approved(edit, commits, reviewer, unnoted[edit], why=why))
+            done.append(Approved(edit, commits, reviewer, unnoted[edit], why=why, signed=signed))
     return done
+
+
+def _signer(repo: pygit2.Repository) -> Signer | None:
+    """The reviewer's signing setup; ApprovalError when HEAD's policy takes only signed
+    approvals and there is none."""
+    key = signer(repo)
+    if key is not None:
+        return key
+    try:
+        head = None if repo.head_is_unborn else repo.head.peel(pygit2.Commit).tree
+        required = head is not None and policy_from_tree(repo, head).approvals == "signed"
+    except PolicyError:
+        required = False
+    if required:
+        raise ApprovalError(
+            'the policy in HEAD takes only signed approvals ([guard] approvals = "signed"), '
+            "and no signing key is set up, so nothing was approved. Set one up as for signed "
+            "commits (`git config gpg.format ssh` and `git config user.signingkey "
+            "~/.ssh/id_ed25519`; its public key must be in .redline/allowed_signers), then "
+            "approve again"
+        )
+    return None
+
+
+def _signed_with(key: Signer | None) -> str | None:
+    if key is None:
+        return None
+    return f"{key.format} key {key.key.removeprefix('key::')[:60]}"
+
+
+class _Stamper:
+    """Makes the approvals of one ``redline approve``: one reviewer, one time; signed
+    (each signature made once, however often the notes are read again) with a key."""
+
+    def __init__(self, by: str, at: str, key: Signer | None) -> None:
+        self.by = by
+        self.at = at
+        self.key = key
+        self._signed: dict[bytes, str] = {}
+        self.last = notes.Approval(by, at)
+
+    def stamp(self, edit: str, commit: str, evidence: Mapping[str, Any]) -> notes.Approval:
+        if self.key is None:
+            self.last = notes.Approval(self.by, self.at)
+            return self.last
+        digest = notes.evidence_digest(evidence)
+        payload = notes.approval_payload(edit, commit, self.by, self.at, digest)
+        if payload not in self._signed:
+            self._signed[payload] = self.key.sign(payload)
+        self.last = notes.Approval(
+            self.by, self.at, edit, commit, digest, self.key.format, self._signed[payload]
+        )
+        return self.last
 
 
 def _wrote(
@@ -126,14 +201,16 @@ def _wrote(
     tip: pygit2.Oid | None,
     edit: str,
     commits: list[str],
-    stamp: notes.Approval,
+    stamps: Mapping[tuple[str, str], notes.Approval],
 ) -> bool:
-    """Whether notes commit ``tip`` holds ``stamp`` for ``edit`` in a note of ``commits``."""
+    """Whether notes commit ``tip`` holds this run's approval of ``edit`` in a note of
+    ``commits``."""
     if tip is None:
         return False
     for commit in commits:
+        stamp = stamps.get((edit, commit))
         data = notes.read_note(repo, pygit2.Oid(hex=commit), at=tip) or {}
-        if stamp in notes.approvals_of(data, edit):
+        if stamp is not None and stamp in notes.approvals_of(data, edit):
             return True
     return False
 
@@ -159,7 +236,7 @@ def _unflagged_now(repo: pygit2.Repository, ledger: ledgers.Ledger, edit: str) -
 
 
 def _without_evidence(
-    repo: pygit2.Repository, commit: pygit2.Oid, edit: str, stamp: notes.Approval
+    repo: pygit2.Repository, commit: pygit2.Oid, edit: str, stamper: _Stamper
 ) -> dict[str, Any]:
     """A new note for an edit commit whose note is gone: what it changed, flagged
     because the evidence is missing, and the person's approval."""
@@ -172,8 +249,8 @@ def _without_evidence(
     reason = f"{MISSING_REASON} (approved by a person without it)"
     violations = [{"rule": MISSING_RULE, "path": path, "reason": reason} for path in paths]
     note.policy = notes.Verdict("flagged", MISSING_RULE, violations)
-    note.approvals.append(stamp)
     note.files = notes.files_at(before, obj.tree, paths)
+    note.approvals.append(stamper.stamp(edit, str(commit), note.to_json()))
     return note.to_json()
 
 

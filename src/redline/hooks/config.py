@@ -4,7 +4,8 @@ Validated by hand rather than with pydantic: ``redline guard`` runs in every
 commit's hook, and its start-up time is part of every commit. pygit2 loads only
 to read a policy from a commit: embedded ``redline apply`` reads the file on disk.
 
-The file holds ``[guard]`` (the protected paths) and ``[[validate]]`` (the
+The file holds ``[guard]`` (the protected paths, and ``approvals = "signed"``
+when only signed approvals count) and ``[[validate]]`` (the
 paths whose files must still parse after an edit)::
 
     [[validate]]
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from redline.engine.errors import SettingsError
 from redline.engine.policy import (
     ACTIONS,
+    APPROVALS,
     MATCH_TYPES,
     POLICY_FILE,
     POLICY_SECTIONS,
@@ -34,7 +36,7 @@ from redline.engine.policy import (
 if TYPE_CHECKING:
     import pygit2
 
-_GUARD_KEYS = {"action", "protect", "files"}
+_GUARD_KEYS = {"action", "protect", "files", "approvals"}
 _RULE_KEYS = {"paths", "require", "min_confidence"}
 _VALIDATE_KEYS = {"paths"}
 # Sections of the same file that redline.tools.config reads: the guard leaves them alone.
@@ -198,12 +200,19 @@ def _policy(data: Any, source: str, extra: tuple[str, ...] = ()) -> Policy:
         raise PolicyError(
             source,
             "guard." + sorted(unknown)[0],
-            "unknown key; use action, files and [[guard.protect]]",
+            "unknown key; use action, approvals, files and [[guard.protect]]",
         )
     action = guard.get("action", "review")
     if action not in ACTIONS:
         raise PolicyError(
             source, "guard.action", f"must be one of {', '.join(ACTIONS)} (got {action!r})"
+        )
+    approvals = guard.get("approvals", "any")
+    if approvals not in APPROVALS:
+        raise PolicyError(
+            source,
+            "guard.approvals",
+            f"must be one of {', '.join(APPROVALS)} (got {approvals!r})",
         )
     raw_rules = guard.get("protect", [])
     if not isinstance(raw_rules, list):
@@ -211,7 +220,7 @@ def _policy(data: Any, source: str, extra: tuple[str, ...] = ()) -> Policy:
     rules = [_rule(raw, f"guard.protect[{i}]", source) for i, raw in enumerate(raw_rules, start=1)]
     validate = _validate(data.get("validate", []), source)
     files = tuple(_paths(guard["files"], "guard.files", source)) if "files" in guard else ()
-    return Policy(action, (*default_rules(extra, files), *rules), source, validate)
+    return Policy(action, (*default_rules(extra, files), *rules), source, validate, approvals)
 
 
 def _validate(raw: Any, source: str) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ base's tree to HEAD's.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pygit2
@@ -25,11 +25,14 @@ import pygit2
 from redline.engine.errors import RedlineError
 from redline.engine.policy import Policy
 from redline.gitops.follow import Follower
+from redline.gitops.signing import allowed_signers
 from redline.hooks import stages
 from redline.hooks.claims import Mismatch, mismatches
 from redline.hooks.evidence import Missing, missing_evidence
 from redline.hooks.guard import Blocked, Unreadable, blocked, unreadable_notes
 from redline.hooks.ledger import Ledger
+from redline.hooks.reproduce import RequestSource, Unreproduced, unreproduced
+from redline.hooks.signed import Checker, Ignored, signed_ledger
 
 
 class RangeError(RedlineError):
@@ -46,10 +49,14 @@ class Findings:
     unreadable: list[Unreadable] = field(default_factory=list)
     missing: list[Missing] = field(default_factory=list)
     mismatched: list[Mismatch] = field(default_factory=list)
+    ignored: list[Ignored] = field(default_factory=list)  # approvals that do not count
+    unreproduced: list[Unreproduced] = field(default_factory=list)  # with --verify
 
     @property
     def ok(self) -> bool:
-        return not (self.blocked or self.unreadable or self.missing or self.mismatched)
+        return not (
+            self.blocked or self.unreadable or self.missing or self.mismatched or self.unreproduced
+        )
 
 
 def head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
@@ -85,24 +92,81 @@ def judging_policy(
     return guarded_policy(repo, ledger, sides)
 
 
-def judge(repo: pygit2.Repository, ledger: Ledger, changes: Iterable[stages.Change]) -> Findings:
-    """The unapproved flagged edits, unreadable notes and missing evidence ``changes`` carry."""
+def judge(
+    repo: pygit2.Repository,
+    ledger: Ledger,
+    changes: Iterable[stages.Change],
+    verify: RequestSource | None = None,
+) -> Findings:
+    """The unapproved flagged edits, unreadable notes and missing evidence ``changes`` carry.
+
+    Where the policy says ``approvals = "signed"`` (read as if no approval counted, so
+    that an approval cannot lift the rule that judges approvals), an edit counts as
+    approved only by approvals that verify (hooks.signed); the others are named in
+    ``ignored`` when their edit is refused. With ``verify`` (where the requests as sent
+    are read from), each agent edit commit a change brings is run again
+    (hooks.reproduce); one that does not reproduce counts as an unapproved flagged
+    edit until a person approves it."""
     found = Findings()
     follower = Follower(repo)
     for change in changes:
         policy = judging_policy(repo, change, ledger)
+        judged = ledger
+        checker = None
+        if policy.approvals == "signed" or (
+            _approved_policy_edit(ledger)
+            and judging_policy(repo, change, unapproved(ledger)).approvals == "signed"
+        ):
+            checker = Checker(repo, allowed_signers(repo, [change.parent, change.new]))
+            judged = signed_ledger(ledger, checker)
+            policy = judging_policy(repo, change, judged)
         brought = list(stages.brought(repo, change))
-        found.blocked += blocked(repo, ledger, policy, change.parent, change.new, brought, follower)
+        found.blocked += blocked(repo, judged, policy, change.parent, change.new, brought, follower)
         found.unreadable += unreadable_notes(repo, ledger, change.parent, change.new)
         found.missing += missing_evidence(
             repo, ledger, brought, change.parent, change.new, follower
         )
         found.mismatched += mismatches(repo, ledger, brought)
+        if verify is not None:
+            found.unreproduced += [
+                u
+                for u in unreproduced(repo, ledger, brought, verify)
+                if not (u.edit in judged.entries and judged.entries[u.edit].approved)
+            ]
+        if checker is not None:
+            refused = {b.edit for b in found.blocked} | {u.edit for u in found.unreproduced}
+            found.ignored += [i for i in checker.ignored if i.edit in refused]
+            checker.save()
     found.blocked = list(dict.fromkeys(found.blocked))
     found.unreadable = list(dict.fromkeys(found.unreadable))
     found.missing = list(dict.fromkeys(found.missing))
     found.mismatched = list(dict.fromkeys(found.mismatched))
+    found.ignored = list(dict.fromkeys(found.ignored))
+    found.unreproduced = list(dict.fromkeys(found.unreproduced))
     return found
+
+
+def _approved_policy_edit(ledger: Ledger) -> bool:
+    """Whether an approval (of any kind) stands behind an agent edit of the policy files:
+    only then can counting approvals change what the policy says about approvals."""
+    from redline.hooks.mainline import POLICY_PATHS
+
+    for entry in ledger.entries.values():
+        if not entry.approvals:
+            continue
+        paths = {op.path for op in entry.operations} | {str(f.get("path")) for f in entry.flagged}
+        if paths & POLICY_PATHS:
+            return True
+    return False
+
+
+def unapproved(ledger: Ledger) -> Ledger:
+    """``ledger`` with no approval counted: the strictest reading of the policy files."""
+    entries = {
+        edit: replace(entry, approvals=[]) if entry.approvals else entry
+        for edit, entry in ledger.entries.items()
+    }
+    return replace(ledger, entries=entries)
 
 
 @dataclass
@@ -112,6 +176,7 @@ class RangeVerdict:
     change: stages.Change
     commits: int  # in BASE..HEAD
     findings: Findings
+    verified: bool = False  # each agent edit was run again (--verify)
 
     def summary(self, spec: str) -> str:
         """One line for a CI log."""
@@ -126,6 +191,8 @@ class RangeVerdict:
                 f", {len(f.mismatched)} note{_s(f.mismatched)} not describing "
                 f"{'its commit' if len(f.mismatched) == 1 else 'their commits'}"
             )
+        if self.verified:
+            counts += f", {len(f.unreproduced)} note{_s(f.unreproduced)} not reproducing"
         verdict = "passed" if f.ok else "FAILED"
         return (
             f"redline guard --range {spec}: {verdict} — {self.commits} "
@@ -144,6 +211,8 @@ class RangeVerdict:
             "missing": [vars(m) for m in f.missing],
             "unreadable": [vars(u) for u in f.unreadable],
             "mismatched": [vars(m) for m in f.mismatched],
+            "ignored_approvals": [vars(i) for i in f.ignored],
+            "unreproduced": [{**vars(u), "reason": u.reason} for u in f.unreproduced],
             "summary": self.summary(spec),
         }
 
@@ -174,7 +243,11 @@ def resolve(repo: pygit2.Repository, rev: str, role: str) -> pygit2.Commit:
 
 
 def check_range(
-    repo: pygit2.Repository, ledger: Ledger, base_rev: str, head_rev: str
+    repo: pygit2.Repository,
+    ledger: Ledger,
+    base_rev: str,
+    head_rev: str,
+    verify: RequestSource | None = None,
 ) -> RangeVerdict:
     """Judge the commits of ``base_rev..head_rev`` as the pre-push hook judges a push."""
     base = resolve(repo, base_rev, "BASE")
@@ -190,7 +263,8 @@ def check_range(
         (base.id,),
     )
     commits = sum(1 for _ in stages.brought(repo, change))
-    return RangeVerdict(base, head, change, commits, judge(repo, ledger, [change]))
+    found = judge(repo, ledger, [change], verify)
+    return RangeVerdict(base, head, change, commits, found, verify is not None)
 
 
 def _s(items: list[Any]) -> str:

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from redline.hooks.claims import Mismatch
     from redline.hooks.config import PolicyError
     from redline.hooks.evidence import Missing
+    from redline.hooks.reproduce import Unreproduced
+    from redline.hooks.signed import Ignored
 
 _DEPTH = 64  # how far a chain of carried flags is followed before it counts as uncleared
 
@@ -244,11 +246,16 @@ def describe(
     missing: Iterable[Missing] = (),
     again: str = "commit",
     mismatched: Iterable[Mismatch] = (),
+    ignored: Iterable[Ignored] = (),
+    unreproduced: Iterable[Unreproduced] = (),
 ) -> str:
     """The refusal, one edit (or unreadable note, missing one, or note that does not
     describe its commit) per line, and how to clear it; ``again`` is what to do then
-    ("commit", "push")."""
+    ("commit", "push"). ``ignored``: approvals of refused edits that do not count."""
     parts = [_describe_blocked(found, again)] if found else []
+    ignored = list(ignored)
+    if ignored:
+        parts.append(describe_ignored(ignored))
     missing = list(missing)
     if missing:
         parts.append(describe_missing(missing, "redline guard: refused — ", again))
@@ -260,7 +267,31 @@ def describe(
         from redline.hooks.claims import describe_mismatched
 
         parts.append(describe_mismatched(mismatched, "redline guard: refused — ", again))
+    unreproduced = list(unreproduced)
+    if unreproduced:
+        from redline.hooks.reproduce import describe_unreproduced
+
+        parts.append(describe_unreproduced(unreproduced, "redline guard: refused — ", again))
     return "\n".join(parts)
+
+
+def describe_ignored(ignored: list[Ignored]) -> str:
+    """The approvals the gate did not count (policy ``approvals = "signed"``), and why."""
+    from redline.engine.paths import safe_text
+
+    lines = [
+        "Approvals not counted (the policy takes only approvals signed by a key in "
+        ".redline/allowed_signers):"
+    ]
+    for i in ignored:
+        said = f"  approval of edit {i.edit} by {i.by} (note of commit {i.commit[:12]}) ignored"
+        lines.append(safe_text(f"{said}: {i.reason}", keep=""))
+    lines.append(
+        "A reviewer whose key is listed approves again with signing set up (`git config "
+        "gpg.format ssh`, `git config user.signingkey ~/.ssh/id_ed25519`, then `redline "
+        "approve EDIT`)."
+    )
+    return "\n".join(lines)
 
 
 def describe_missing(missing: list[Missing], lead: str, again: str | None = None) -> str:

@@ -162,5 +162,7 @@ def check(repo: pygit2.Repository, plan: landing.Plan) -> None:
     change = stages.Change(label, plan.parent, plan.tree, (plan.tip,), (plan.old,))
     found = judge(repo, ledgers.load(repo), [change])
     if not found.ok:
-        said = describe(found.blocked, found.unreadable, found.missing, "land", found.mismatched)
+        said = describe(
+            found.blocked, found.unreadable, found.missing, "land", found.mismatched, found.ignored
+        )
         raise LandRefused(said, found.blocked, found.unreadable, found.missing, found.mismatched)

@@ -37,12 +37,16 @@ from redline.gitops import notes
 from redline.gitops.errors import CorruptNotes
 from redline.gitops.repo import NOTES_REF, common_dir
 
-VERSION = 4
+VERSION = 5
 # Only notes with a tolerant match, a confidence below 1 or a flag enter the
 # ledger; this finds the rest without parsing their JSON (most notes are exact).
 _MAYBE_TOLERANT = re.compile(
     rb'"match_type":\s*"(?!exact")|"confidence":\s*0|"verdict":\s*"flagged"|"squashed":'
 )
+# Keys the ledger adds to each approval it keeps: the commit whose note holds it and the
+# evidence digest of that note (notes.evidence_digest).
+NOTE_KEY = "_note"
+EVIDENCE_KEY = "_evidence"
 _NOTE_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a note's path, fan-out removed
 # The edit id of a note that is not parsed: its first "edit" key, the top-level one
 # (keys are sorted; "approvals" and "cleaned" come before it and hold no such key).
@@ -132,7 +136,14 @@ class Ledger:
             self.entries[edit] = entry
         if commit not in entry.commits:
             entry.commits.append(commit)
-        entry.approvals = list(note.get("approvals", [])) or entry.approvals
+        # Each approval with where it was found: the commit of its note, and that note's
+        # evidence digest — what a signed approval must have signed (hooks.signed).
+        digest = notes.evidence_digest(note) if note.get("approvals") else ""
+        for approval in note.get("approvals", []):
+            if isinstance(approval, dict):
+                found = {**approval, NOTE_KEY: commit, EVIDENCE_KEY: digest}
+                if found not in entry.approvals:
+                    entry.approvals.append(found)
         held = self.by_commit.setdefault(commit, [])
         if edit not in held:
             held.append(edit)

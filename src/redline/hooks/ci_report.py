@@ -86,7 +86,8 @@ def flagged_in_range(
                 if op.match_type and op.confidence is not None
                 else str(op.op or "")
             )
-            by = [str(a.get("by", "")) for a in entry.approvals]
+            # one name per reviewer: an approval is found in each note that carries the edit
+            by = list(dict.fromkeys(str(a.get("by", "")) for a in entry.approvals))
             shown = Shown(entry.edit, str(commit.id), where.path, lines_of(where.spans), how,
                           rule, reason, by)  # fmt: skip
             shown.texts = sent_and_found(repo, commit, entry.edit, op.path, op.start_line)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -175,7 +176,20 @@ def test_the_private_opener_makes_and_tightens_files(tmp_path: Path, umask: None
 # --- a live daemon -----------------------------------------------------------------------------
 
 
-def test_the_daemons_files_are_private(gm: GitMode) -> None:
+@pytest.fixture
+def near(hermetic_environment: Path) -> Iterator[GitMode]:
+    """A repository in a short folder, so that its socket lies in its git dir: a test's
+    ``tmp_path`` can be too long for a socket (as under pytest-xdist's worker folders),
+    and the daemon then puts it in the runtime folder instead."""
+    with (
+        tempfile.TemporaryDirectory(prefix="rl-", dir="/tmp") as base,
+        git_mode(Path(base), hermetic_environment) as mode,
+    ):
+        yield mode
+
+
+def test_the_daemons_files_are_private(near: GitMode) -> None:
+    gm = near
     state = gm.repo / ".git" / "redline"
     gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
     gm.cli.open_session("s")

@@ -602,17 +602,19 @@ def test_the_scan_agrees_with_the_tokenizer_at_every_part_boundary(
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError):
         return
+    # The tokens before each boundary, read once in order: the boundaries only move on,
+    # so the depth and the last token before one carry over to the next.
     offset = 0
+    depth = 0
+    last = None
+    ahead = iter(tokens)
+    token = next(ahead, None)
     for part in _parts(text)[:-1]:
         offset += len(part)
         if not _ends_at_top_level(text[:offset]):
             continue
         line = text.count("\n", 0, offset) + 1  # the boundary begins this line
-        depth = 0
-        last = None
-        for token in tokens:
-            if token.start >= (line, 0):
-                break
+        while token is not None and token.start < (line, 0):
             assert token.end <= (line, 0), f"a token spans the boundary at line {line}"
             if token.type == tokenize.OP and token.string in "([{":
                 depth += 1
@@ -620,5 +622,6 @@ def test_the_scan_agrees_with_the_tokenizer_at_every_part_boundary(
                 depth -= 1
             if token.type not in (tokenize.INDENT, tokenize.DEDENT):
                 last = token
+            token = next(ahead, None)
         assert depth == 0
         assert last is None or last.type in (tokenize.NEWLINE, tokenize.NL)

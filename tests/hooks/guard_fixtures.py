@@ -13,6 +13,7 @@ pinned identity).
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -207,17 +208,28 @@ def refusal(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 def pre_commit() -> list[str]:
-    """How to run pre-commit: the ``pre-commit`` script, or its module when only the
-    package is installed (e.g. a pyenv without rehashed shims)."""
+    """How to run pre-commit: this interpreter's (the dev extras), or the ``pre-commit``
+    script on PATH. The module comes first: a script found through a version manager's
+    shim (pyenv) would put that manager's folders first on the hooks' PATH."""
+    if importlib.util.find_spec("pre_commit") is not None:
+        return [sys.executable, "-m", "pre_commit"]
     found = shutil.which("pre-commit")
     if found is not None:
         return [found]
-    if importlib.util.find_spec("pre_commit") is not None:
-        return [sys.executable, "-m", "pre_commit"]
     pytest.skip(
         "pre-commit is not installed; install the dev extras (pip install -e '.[dev]') "
         "to run these tests — they never install it themselves"
     )
+
+
+def redline_on_path(folder: Path) -> str:
+    """A PATH on which ``redline`` runs this tree (a shim in ``folder``, made here) before
+    anything else: what a ``language: system`` hook's ``entry: redline guard`` finds."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shim = folder / "redline"
+    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m redline "$@"\n')
+    shim.chmod(0o755)
+    return f"{folder}{os.pathsep}{os.environ['PATH']}"
 
 
 def pre_commit_caches(root: Path) -> dict[str, str]:

@@ -4,9 +4,13 @@ A ``.pre-commit-config.yaml`` entry for this project at its committed HEAD, as a
 user writes it, makes ``pre-commit run`` clone the project, build a virtualenv
 and pip-install redline from it, then run the hook in a user repository. The
 run's one pre-commit store (``pre_commit_cache``) keeps that environment, so it
-is built once for every test here. ``pre-commit try-repo`` of a project with
-uncommitted changes builds one of its own (it always uses a temporary store).
-HOME stays empty, so every cache location is set explicitly.
+is built once for every test here. ``pre-commit try-repo`` always uses a
+temporary store of its own, where a ``language: python`` hook would be built
+again from scratch; its test proves what try-repo adds — the hook repository's
+uncommitted changes are what runs — so the uncommitted manifest there also makes
+the hook ``language: system``, whose ``entry: redline guard`` runs this tree's
+redline from PATH (the build itself is proved above). HOME stays empty, so every
+cache location is set explicitly.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from guard_fixtures import (
     flagged_edit,
     pre_commit,
     redline,
+    redline_on_path,
     user_repo,
 )
 
@@ -84,7 +89,7 @@ def configured(
 def try_repo(
     repo: Path, hook_repo: Path, caches: dict[str, str], *extra: str
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **caches}
+    env = {**os.environ, **caches, "PATH": redline_on_path(repo.parent / "shims")}
     return subprocess.run(
         [*pre_commit(), "try-repo", str(hook_repo), HOOK_ID, "--verbose", *extra],
         cwd=repo,
@@ -149,8 +154,11 @@ def test_try_repo_uses_uncommitted_changes_of_the_hook_repository(
     manifest = clone / ".pre-commit-hooks.yaml"
     text = manifest.read_text()
     assert "name: redline guard\n" in text
+    assert "language: python\n" in text
     manifest.write_text(
-        text.replace("name: redline guard\n", "name: redline guard (uncommitted)\n")
+        text.replace("name: redline guard\n", "name: redline guard (uncommitted)\n").replace(
+            "language: python\n", "language: system\n"
+        )
     )
     assert tracked_changes(clone)
 

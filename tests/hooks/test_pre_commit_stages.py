@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from guard_fixtures import (
     head,
     pre_commit,
     redline,
+    redline_on_path,
     refusal,
     run_git,
     user_repo,
@@ -60,13 +60,7 @@ def hook_repo(tmp_path: Path) -> Path:
 @pytest.fixture
 def env(tmp_path: Path, pre_commit_cache: dict[str, str]) -> dict[str, str]:
     """The run's pre-commit caches, and ``redline`` on PATH running this tree."""
-    shims = tmp_path / "shims"
-    shims.mkdir()
-    shim = shims / "redline"
-    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m redline "$@"\n')
-    shim.chmod(0o755)
-    path = f"{shims}{os.pathsep}{os.environ['PATH']}"
-    return {**os.environ, **pre_commit_cache, "PATH": path}
+    return {**os.environ, **pre_commit_cache, "PATH": redline_on_path(tmp_path / "shims")}
 
 
 def configured(repo: Path, hook_repo: Path) -> None:

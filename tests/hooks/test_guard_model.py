@@ -307,6 +307,7 @@ class Gates(RuleBasedStateMachine):
     def rebase(self) -> None:
         replaced = self.git("rev-list", f"main..{self.agent.branch}").stdout.split()
         start = self.rev("main")
+        notes_before = self.notes_list()
         self.git("checkout", "-q", "-B", "work", self.agent.branch)
         done = self.git("rebase", "-q", "main", check=False)
         if done.returncode != 0:
@@ -315,7 +316,10 @@ class Gates(RuleBasedStateMachine):
         self.git("checkout", "-q", "main")
         if done.returncode == 0:
             self.git("merge", "-q", "--ff-only", "work")
-            self.rewrote(replaced, self.git("rev-list", f"{start}..main").stdout.split())
+            # the commits it made, and those git gave a dropped commit's note to
+            given = {c for c, n in self.notes_list().items() if notes_before.get(c) != n}
+            made = self.git("rev-list", f"{start}..main").stdout.split()
+            self.rewrote(replaced, sorted(set(made) | given))
             STATS["git"] += 1
         self.git("branch", "-q", "-D", "work")
 
@@ -345,6 +349,11 @@ class Gates(RuleBasedStateMachine):
             self.git("commit", "-q", "--no-verify", "-m", "by hand")
         STATS["git"] += 1
 
+    def notes_list(self) -> dict[str, str]:
+        """Each commit with a note: its note's blob, as git lists them."""
+        out = self.git("notes", "--ref=redline", "list", check=False).stdout.split()
+        return dict(zip(out[1::2], out[0::2], strict=True))
+
     def rewrote(self, replaced: list[str], made: list[str]) -> None:
         self.replaced |= {self.raw_change(sha) for sha in replaced}
         self.rewritten |= set(made)
@@ -362,7 +371,7 @@ class Gates(RuleBasedStateMachine):
     def may_contradict(self, sha: str) -> bool:
         """Whether a commit's note may not describe it, by what git did: a rebase or an
         amend copied the note of a commit whose change was other than this commit's, or
-        joined two notes into one (a commit the rebase dropped gives its note to the next)."""
+        gave the notes of the commits it dropped to another commit (joined to its own)."""
         if sha not in self.rewritten:
             return False
         note = self.git("notes", "--ref=redline", "show", sha, check=False).stdout
@@ -433,7 +442,11 @@ class Gates(RuleBasedStateMachine):
                     f"the gate named {sorted(named)}"
                 )
         if not present_anywhere:
-            assert not found.blocked, (what, found.blocked)
+            # A file an edit created (a write, a move's destination) counts carried while a
+            # file has its name or a name it was moved to: refusing it where the oracle
+            # finds no edit is failing closed, not a miss.
+            created = ("create", "add")
+            assert all(b.op in created for b in found.blocked), (what, found.blocked)
             STATS["must_pass"] += 1
         else:
             STATS["refused" if found.blocked else "passed_with_edit_in_base"] += 1

@@ -114,3 +114,23 @@ def test_a_name_an_unrelated_file_takes_later_does_not_hold_the_edit(gates: Gate
             lambda g: g.cherry_pick(17),
         ],
     )
+
+
+def test_a_session_rebased_after_its_squash_landed_is_refused_only_for_git_s_note_copies(
+    gates: Gates,
+) -> None:
+    """A person squash-merges the session by hand, then rebases it onto main: every
+    commit of it is dropped and git gives their notes to the squash commit, joined.
+    The gates refuse that note as not describing its commit (failing closed) and find
+    nothing else; no flagged edit is missed."""
+    replay(
+        gates,
+        [
+            lambda g: g.edit(0, 0, "return True", tolerant=False),
+            lambda g: g.edit(0, 0, "return True", tolerant=False),
+            lambda g: g.edit(0, 0, "return True", tolerant=False),
+            lambda g: g.edit(1, 0, "return True", tolerant=False),
+            lambda g: g.squash(),
+            lambda g: g.rebase(),
+        ],
+    )

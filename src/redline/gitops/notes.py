@@ -394,29 +394,37 @@ def decode_note(data: bytes) -> Any:
     """A note's JSON (ValueError when it is not JSON).
 
     When a rebase or an amend carries a note onto a commit that has one already (the
-    same commit made twice within a second, an amend that changed nothing), git joins
-    the two notes' texts (``notes.rewriteMode`` is ``concatenate`` unless set): such a
-    note is read as the union of the objects it holds, as a merge of notes would join
-    them (gitops.notes_merge.union)."""
-    decoder = json.JSONDecoder()
-    text = data.decode("utf-8") if isinstance(data, bytes) else data
-    value, end = decoder.raw_decode(text, _skip(text, 0))
-    end = _skip(text, end)
-    if end == len(text):
-        return value
-    parts = [value]
-    while end < len(text):
-        value, end = decoder.raw_decode(text, end)
-        parts.append(value)
-        end = _skip(text, end)
-    if not all(isinstance(part, dict) for part in parts):
-        raise json.JSONDecodeError("Extra data", text, end)
+    same commit made twice within a second, an amend that changed nothing, a commit a
+    rebase dropped giving its note to the next), git joins the two notes' texts
+    (``notes.rewriteMode`` is ``concatenate`` unless set): such a note is read as the
+    union of the objects it holds, as a merge of notes would join them
+    (gitops.notes_merge.union) — flagged when any part is."""
+    parts = note_parts(data)
+    if len(parts) == 1:
+        return parts[0]
     from redline.gitops.notes_merge import union
 
     joined = parts[0]
     for part in parts[1:]:
         joined = union(joined, part)
     return joined
+
+
+def note_parts(data: bytes) -> list[Any]:
+    """The JSON values a note's text holds: one, or several objects git joined (see
+    :func:`decode_note`); ValueError for anything else."""
+    decoder = json.JSONDecoder()
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    value, end = decoder.raw_decode(text, _skip(text, 0))
+    end = _skip(text, end)
+    parts = [value]
+    while end < len(text):
+        value, end = decoder.raw_decode(text, end)
+        parts.append(value)
+        end = _skip(text, end)
+    if len(parts) > 1 and not all(isinstance(part, dict) for part in parts):
+        raise json.JSONDecodeError("Extra data", text, end)
+    return parts
 
 
 def _skip(text: str, at: int) -> int:

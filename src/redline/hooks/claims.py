@@ -130,6 +130,8 @@ def mismatches(
         if note is None:
             continue
         reason = contradiction(repo, commit, note)
+        if reason is not None and _joined_part_describes(repo, commit, blob):
+            reason = None
         if reason is not None:
             found.append(Mismatch(sha, reason))
         else:
@@ -137,6 +139,23 @@ def mismatches(
     if checked is not None:
         checked.save()
     return found
+
+
+def _joined_part_describes(
+    repo: pygit2.Repository, commit: pygit2.Commit, blob_id: pygit2.Oid
+) -> bool:
+    """Whether one of the notes git joined into this one (a rebase or an amend carrying
+    a note onto a commit that has one) describes the commit: that part is the commit's
+    evidence, the others came with git's copy. The joined note keeps every part's flags
+    (notes.decode_note), so nothing is lost by accepting it."""
+    blob = repo.get(blob_id)
+    if not isinstance(blob, pygit2.Blob):
+        return False
+    try:
+        parts = notes.note_parts(blob.data)
+    except ValueError:
+        return False
+    return len(parts) > 1 and any(contradiction(repo, commit, part) is None for part in parts)
 
 
 def contradiction(

@@ -645,10 +645,30 @@ def _kept_chars(old: str, new: str, in_file: dict[int, str]) -> list[str | None]
     for i, j, size in SequenceMatcher(None, a, b, False).get_matching_blocks():
         if not any(_WORD.match(tok) for tok in b[j : j + size]):
             continue
+        loose = loose_edges(b[j : j + size])
         for k in range(size):
+            if k in loose:
+                continue
             source = in_file.get(a_starts[i + k], "") if _mark(b[j + k]) else ""
             chars[b_starts[j + k] : b_starts[j + k + 1]] = [source] * len(b[j + k])
     return chars
+
+
+def loose_edges(run: Sequence[str]) -> set[int]:
+    """The marks at the very edge of a run of tokens that spacing parts from the run's
+    words (the ``-`` of ``- the policy``, matched to the ``-`` of ``files - the
+    policy``): which text such a mark comes from, kept or typed anew, is a guess.
+    Quotes aside: one opens or closes the text next to it, kept with it."""
+    words = [k for k, tok in enumerate(run) if _WORD.match(tok)]
+    if not words:
+        return set()
+    loose = set()
+    for edge, word, step in ((0, words[0], 1), (len(run) - 1, words[-1], -1)):
+        between = run[edge + step : word : step] if edge != word else []
+        quote = translate_punctuation(run[edge]) in ("'", '"')
+        if _mark(run[edge]) and not quote and any(tok.isspace() for tok in between):
+            loose.add(edge)
+    return loose
 
 
 def _marks_unlike(file_text: str, typed: str) -> bool:

@@ -362,6 +362,30 @@ def test_a_drifted_inner_line_the_edit_keeps_still_survives() -> None:
     assert applied(text, old, new) == text.replace("    return c", "    log(c)\n    return c")
 
 
+def test_a_fuzzy_window_takes_the_blank_line_old_string_quotes_before_it() -> None:
+    # Found replaying jinja's history (re-stepped, trailing spaces, curly quotes):
+    # the window began at the `if` line, so the blank line before it, which the edit
+    # removes, stayed in the file.
+    text = (
+        "def f(root):\n    for r in roots:\n        if r:\n            break\n\n"
+        "    if root is None:\n        raise ValueError(\n"
+        "            f\"could not find a '{root}' directory for the \"\n"
+        "            f\"{name!r} package.\"\n        )\n\n    return root\n"
+    )
+    old = (
+        "  \n  if root is None:  \n    raise ValueError(  \n"
+        "      f“could not find a ’{root}’ directory for the ”  \n"
+        "      f“{name!r} package.”  \n    )  \n"
+    )
+    new = '    else:  \n      raise ValueError(  \n        f“could not find {root!r}”  \n      )  \n'
+    expected = (
+        "def f(root):\n    for r in roots:\n        if r:\n            break\n"
+        "        else:\n            raise ValueError(\n"
+        '                f"could not find {root!r}"\n            )\n\n    return root\n'
+    )
+    assert applied(text, old, new) == expected
+
+
 # C11. Aider's published case: a spurious blank line before the quote.
 
 

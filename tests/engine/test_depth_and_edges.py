@@ -386,6 +386,25 @@ def test_a_fuzzy_window_takes_the_blank_line_old_string_quotes_before_it() -> No
     assert applied(text, old, new) == expected
 
 
+def test_a_fuzzy_window_takes_the_blank_line_old_string_quotes_after_it() -> None:
+    # Found replaying fd's history (shifted, trailing spaces, curly quotes): a block
+    # deleted with the blank line after it left that blank line behind.
+    text = (
+        "fn f() {\n    let a = 1;\n\n    // Check the depth first, since they don't need it.\n"
+        "    let p = entry.path();\n    if p.is_dir() {\n        return Skip;\n    }\n\n"
+        "    if let Some(d) = min_depth {\n        return Continue;\n    }\n}\n"
+    )
+    old = (
+        "// Check the depth first, since they don’t need it.  \nlet p = entry.path();  \n"
+        "if p.is_dir() {  \n    return Skip;  \n}  \n  \n"
+    )
+    expected = (
+        "fn f() {\n    let a = 1;\n\n"
+        "    if let Some(d) = min_depth {\n        return Continue;\n    }\n}\n"
+    )
+    assert applied(text, old, "") == expected
+
+
 # C11. Aider's published case: a spurious blank line before the quote.
 
 

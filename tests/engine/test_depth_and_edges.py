@@ -150,6 +150,20 @@ def test_lines_joined_in_a_flat_quote_of_several_depths_are_refused() -> None:
     )
 
 
+def test_a_flat_quote_that_keeps_one_of_two_lines_alike_at_two_depths_is_refused() -> None:
+    # Found by the invariants over fd's sources: two closing braces at two depths,
+    # quoted flat, read alike; the edit joins the first into the line before it and
+    # the line diff kept the inner brace where the outer one stays.
+    text = "fn f() {\n    if a {\n        if b {\n            x(1)\n        } else {\n"
+    text += "            true\n        }\n    }\n}\n"
+    refused(text, "x(1)\n} else {\ntrue\n}\n}\n", "x(1)\n} else {\ntrue }\n}\n")
+
+
+def test_two_lines_alike_that_the_file_writes_alike_still_apply() -> None:
+    text = "items = [\n    1,\n    1,\n    2,\n]\n"
+    assert applied(text, "  1,\n  1,\n  2,\n", "  1,\n  2,\n") == "items = [\n    1,\n    2,\n]\n"
+
+
 def test_a_flat_quote_rewritten_line_for_line_keeps_each_lines_indentation() -> None:
     # opencode's published case: two lines at different indentation, quoted flat
     # and without the trailing spaces, each replaced by one line.

@@ -169,6 +169,7 @@ class _Merge:
             if tag == "equal"
             for i, j in zip(range(i1, i2), range(j1, j1 + i2 - i1), strict=True)
         }
+        self._check_sliding()
         self.tokens = TokenMap(
             [(self.base[i].body, self.ours[j].body, i in kept) for i, j in self._trusted_pairs()],
             self.file_chars,
@@ -221,6 +222,31 @@ class _Merge:
         edges = {quoted[0], quoted[-1]} if quoted else set()
         if any(u.old in edges and u.kind is Kind.DRIFT for u in self.units):
             raise TooDifferent(drifted)
+
+    def _check_sliding(self) -> None:
+        """Lines the edit removes or rewrites next to a line it keeps that old_string
+        writes alike (``}`` and ``}`` of a flat quote): the line diff could as well
+        keep the other one. When the file writes the two otherwise (at two depths),
+        which one the edit keeps is a guess."""
+        kept = {i for tag, i1, i2, _, _ in self.ops if tag == "equal" for i in range(i1, i2)}
+        for tag, i1, i2, _, _ in self.ops:
+            if tag == "equal" or i1 == i2:
+                continue
+            for changed, beside in ((i1, i2), (i2 - 1, i1 - 1)):
+                if beside not in kept or self.base[changed].text != self.base[beside].text:
+                    continue
+                if self._file_text(changed) != self._file_text(beside):
+                    raise MergeConflict(
+                        changed,
+                        self.base[changed].text,
+                        "",
+                        "old_string writes two lines alike that the file writes otherwise, "
+                        "and the edit keeps one of them: which one is a guess",
+                    )
+
+    def _file_text(self, i: int) -> str | None:
+        unit = self.partner.get(i)
+        return None if unit is None or unit.file is None else self.ours[unit.file].text
 
     def _trusted_pairs(self) -> list[tuple[int, int]]:
         """(old line, file line) of the pairs that are the same line, give or take format."""

@@ -293,7 +293,8 @@ def _loose_edges(run: list[str]) -> list[int]:
     return [
         edge
         for edge, between in edges
-        if run[edge].strip() and not re.match(r"\w", run[edge])
+        if run[edge].strip()
+        and not re.match(r"\w", run[edge])
         and run[edge] not in "\"'“”‘’"
         and any(not tok.strip() for tok in between)
     ]

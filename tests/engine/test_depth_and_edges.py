@@ -384,14 +384,16 @@ def test_a_fuzzy_window_takes_the_blank_line_old_string_quotes_before_it() -> No
         "def f(root):\n    for r in roots:\n        if r:\n            break\n\n"
         "    if root is None:\n        raise ValueError(\n"
         "            f\"could not find a '{root}' directory for the \"\n"
-        "            f\"{name!r} package.\"\n        )\n\n    return root\n"
+        '            f"{name!r} package."\n        )\n\n    return root\n'
     )
     old = (
         "  \n  if root is None:  \n    raise ValueError(  \n"
         "      f“could not find a ’{root}’ directory for the ”  \n"
         "      f“{name!r} package.”  \n    )  \n"
     )
-    new = '    else:  \n      raise ValueError(  \n        f“could not find {root!r}”  \n      )  \n'
+    new = (
+        "    else:  \n      raise ValueError(  \n        f“could not find {root!r}”  \n      )  \n"
+    )
     expected = (
         "def f(root):\n    for r in roots:\n        if r:\n            break\n"
         "        else:\n            raise ValueError(\n"

@@ -307,8 +307,9 @@ def _twins(view: FileView, best: Span) -> list[Span]:
     quoted = [key(i) for i in range(first, last + 1) if key(i)]
     if not quoted:
         return []
-    piece = max(folded[first + next(k for k in range(last - first + 1) if key(first + k))]
-                .split(), key=len)
+    piece = max(
+        folded[first + next(k for k in range(last - first + 1) if key(first + k))].split(), key=len
+    )
     ends_line = view.text[best.end - 1 : best.end] == "\n"
     twins: list[Span] = []
     for i, line in enumerate(folded):

@@ -312,6 +312,12 @@ def _subsumes(big: _Hunk, small: _Hunk, base: list[str]) -> bool:
         return False
     if big.tokens == small.tokens and (big.start == big.end or _format_only(base, big)):
         return False
+    same_text = (small.start, small.end) == (big.start, big.end)
+    if not big.theirs and small.start != small.end and same_text:
+        # The agent rewrites the text the file rewrites, into fewer tokens (``countb``
+        # made ``count(`` where the file has ``count(b``): it leaves out part of the
+        # file's version, which is no fix the file made beside the agent's.
+        return False
     n = len(small.tokens)
     if small.start == small.end:  # an insertion just before or after big
         if big.end == small.start:

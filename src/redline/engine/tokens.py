@@ -226,6 +226,18 @@ class _Hunk:
                 # Side by side inside a run of equal tokens (``))``, ``::``): which
                 # copy each side changed is a guess.
                 return True
+        for fix, rival in ((self, other), (other, self)):
+            added_mark = fix.start == fix.end and not fix.theirs and rival.theirs
+            rewritten = base[rival.start : rival.end]
+            if (
+                added_mark
+                and fix.start in (rival.start, rival.end)
+                and any(_WORD.match(t) for t in rewritten)
+            ):
+                # The file adds a mark right at a word the agent rewrites (``]g``
+                # read ``]:g``, and the agent's ``g`` made ``)``): whether the
+                # mark belongs to the word the agent took away is a guess.
+                return True
         for pure, rival in ((self, other), (other, self)):
             lo, hi = pure.run(base)
             inside = (rival.start < hi and lo < rival.end) or lo < rival.start < hi

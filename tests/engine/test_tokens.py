@@ -43,6 +43,10 @@ def test_a_mark_the_file_adds_at_a_word_the_agent_rewrites_conflicts() -> None:
         merge_tokens("{item['c']g}", "{item['c']:g}", "{show(item['c'])}", NO_MAP, 0)
 
 
+def test_spacing_the_file_adds_at_a_word_the_agent_rewrites_stays() -> None:
+    assert merge_tokens("a =b + 1", "a = b + 1", "a =c + 1", NO_MAP, 0) == "a = c + 1"
+
+
 def test_a_mark_the_file_adds_apart_from_the_agents_change_still_merges() -> None:
     got = merge_tokens("print(a b) + x", "print(a, b) + x", "print(a b) + y", NO_MAP, 0)
     assert got == "print(a, b) + y"

@@ -227,7 +227,12 @@ class _Hunk:
                 # copy each side changed is a guess.
                 return True
         for fix, rival in ((self, other), (other, self)):
-            added_mark = fix.start == fix.end and not fix.theirs and rival.theirs
+            added_mark = (
+                fix.start == fix.end
+                and not fix.theirs
+                and rival.theirs
+                and not _format_only(base, fix)
+            )
             rewritten = base[rival.start : rival.end]
             if (
                 added_mark

@@ -569,15 +569,19 @@ def _squashed(text: str) -> str:
 
 def stale_requests(hunk: HunkEdit, rng: random.Random) -> list[tuple[str, HunkEdit]]:
     """The same request against a file in which someone changed one line of the block
-    since the agent read it: a line the edit keeps (the edit applies and the change
-    survives, or a refusal) and a line the edit changes (a refusal)."""
+    since the agent read it: an inner line the edit keeps (the edit applies and the
+    change survives, or a refusal) and a line the edit changes (a refusal)."""
     if hunk.before.count(hunk.old) != 1:
         return []
     a, b, kept, changed = split_lines(hunk.old, hunk.new)
     if sum(1 for line in a if line.strip()) < 3:
         return []  # a drifted line among fewer others is another block by design
     cases: list[tuple[str, HunkEdit]] = []
-    candidates = [(i, j) for i, j in kept if a[i].strip()]
+    # An inner line: a block's first or last non-blank line is never matched as the
+    # drifted one (the window may have slid onto a neighbour there), by design.
+    quoted = [i for i, line in enumerate(a) if line.strip()]
+    edges = {quoted[0], quoted[-1]}
+    candidates = [(i, j) for i, j in kept if a[i].strip() and i not in edges]
     rng.shuffle(candidates)
     for i, j in candidates:
         line = drifted(a[i], rng)
@@ -636,6 +640,11 @@ def replay_commit(commit: CommitCase, tally: Tally, perturb: bool = True) -> Non
             for kind, old, new in typo_requests(hunk, rng):
                 if _squashed(old) in _squashed(hunk.before):
                     tally.skipped[f"{kind}: the slip is other text of the file up to spacing"] += 1
+                    continue
+                if erases_part_of_the_edit(hunk.old, hunk.new, old, new):
+                    # The slip is the edit: the changed line now reads as new_string's,
+                    # the same request as one that keeps that line (typo_unchanged).
+                    tally.skipped[f"{kind}: the slip makes the changed line read unchanged"] += 1
                     continue
                 run_edit(tally, commit, case.path, hunk, kind, "slip", old, new)
             for kind, stale in stale_requests(hunk, rng):

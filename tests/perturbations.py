@@ -275,8 +275,29 @@ def rewrites_added_text(chain: tuple[Perturbation, ...], old: str, new: str) -> 
         for _, k, size in tokens.get_matching_blocks():
             if any(re.match(r"\w", tok) for tok in b[k : k + size]):
                 kept[k : k + size] = [True] * size
+                for edge in _loose_edges(b[k : k + size]):
+                    kept[k + edge] = False
         added += [tok for tok, old_text in zip(b, kept, strict=True) if not old_text]
     return any(f(text) is not None for f in reverse for text in added)
+
+
+def _loose_edges(run: list[str]) -> list[int]:
+    """Marks at the very edge of a matched run of tokens with spacing between them and
+    the run's words (the ``-`` of ``- item`` matched to the ``-`` of ``a - item``):
+    nothing says they are kept rather than typed anew. Quotes aside: one opens or
+    closes the text next to it."""
+    words = [k for k, tok in enumerate(run) if re.match(r"\w", tok)]
+    if not words:
+        return []
+    edges = ((0, run[1 : words[0]]), (len(run) - 1, run[words[-1] + 1 : -1]))
+    return [
+        edge
+        for edge, between in edges
+        if run[edge].strip()
+        and not re.match(r"\w", run[edge])
+        and run[edge] not in "\"'“”‘’"
+        and any(not tok.strip() for tok in between)
+    ]
 
 
 def erases_trailing_whitespace(chain: tuple[Perturbation, ...], old: str, new: str) -> bool:

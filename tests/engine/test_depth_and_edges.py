@@ -150,6 +150,20 @@ def test_lines_joined_in_a_flat_quote_of_several_depths_are_refused() -> None:
     )
 
 
+def test_a_flat_quote_that_keeps_one_of_two_lines_alike_at_two_depths_is_refused() -> None:
+    # Found by the invariants over fd's sources: two closing braces at two depths,
+    # quoted flat, read alike; the edit joins the first into the line before it and
+    # the line diff kept the inner brace where the outer one stays.
+    text = "fn f() {\n    if a {\n        if b {\n            x(1)\n        } else {\n"
+    text += "            true\n        }\n    }\n}\n"
+    refused(text, "x(1)\n} else {\ntrue\n}\n}\n", "x(1)\n} else {\ntrue }\n}\n")
+
+
+def test_two_lines_alike_that_the_file_writes_alike_still_apply() -> None:
+    text = "items = [\n    1,\n    1,\n    2,\n]\n"
+    assert applied(text, "  1,\n  1,\n  2,\n", "  1,\n  2,\n") == "items = [\n    1,\n    2,\n]\n"
+
+
 def test_a_flat_quote_rewritten_line_for_line_keeps_each_lines_indentation() -> None:
     # opencode's published case: two lines at different indentation, quoted flat
     # and without the trailing spaces, each replaced by one line.
@@ -360,6 +374,51 @@ def test_a_drifted_inner_line_the_edit_keeps_still_survives() -> None:
     old = "def f(x):\n    a = x + 1\n    b = a * 2\n    c = b - 3\n    return c\n"
     new = "def f(x):\n    a = x + 1\n    b = a * 2\n    c = b - 3\n    log(c)\n    return c\n"
     assert applied(text, old, new) == text.replace("    return c", "    log(c)\n    return c")
+
+
+def test_a_fuzzy_window_takes_the_blank_line_old_string_quotes_before_it() -> None:
+    # Found replaying jinja's history (re-stepped, trailing spaces, curly quotes):
+    # the window began at the `if` line, so the blank line before it, which the edit
+    # removes, stayed in the file.
+    text = (
+        "def f(root):\n    for r in roots:\n        if r:\n            break\n\n"
+        "    if root is None:\n        raise ValueError(\n"
+        "            f\"could not find a '{root}' directory for the \"\n"
+        '            f"{name!r} package."\n        )\n\n    return root\n'
+    )
+    old = (
+        "  \n  if root is None:  \n    raise ValueError(  \n"
+        "      f“could not find a ’{root}’ directory for the ”  \n"
+        "      f“{name!r} package.”  \n    )  \n"
+    )
+    new = (
+        "    else:  \n      raise ValueError(  \n        f“could not find {root!r}”  \n      )  \n"
+    )
+    expected = (
+        "def f(root):\n    for r in roots:\n        if r:\n            break\n"
+        "        else:\n            raise ValueError(\n"
+        '                f"could not find {root!r}"\n            )\n\n    return root\n'
+    )
+    assert applied(text, old, new) == expected
+
+
+def test_a_fuzzy_window_takes_the_blank_line_old_string_quotes_after_it() -> None:
+    # Found replaying fd's history (shifted, trailing spaces, curly quotes): a block
+    # deleted with the blank line after it left that blank line behind.
+    text = (
+        "fn f() {\n    let a = 1;\n\n    // Check the depth first, since they don't need it.\n"
+        "    let p = entry.path();\n    if p.is_dir() {\n        return Skip;\n    }\n\n"
+        "    if let Some(d) = min_depth {\n        return Continue;\n    }\n}\n"
+    )
+    old = (
+        "// Check the depth first, since they don’t need it.  \nlet p = entry.path();  \n"
+        "if p.is_dir() {  \n    return Skip;  \n}  \n  \n"
+    )
+    expected = (
+        "fn f() {\n    let a = 1;\n\n"
+        "    if let Some(d) = min_depth {\n        return Continue;\n    }\n}\n"
+    )
+    assert applied(text, old, "") == expected
 
 
 # C11. Aider's published case: a spurious blank line before the quote.

@@ -23,6 +23,35 @@ def test_one_token_changed_two_ways_conflicts() -> None:
         merge_tokens("memo = {}", "memZ = {}", "memo_v2 = {}", NO_MAP, 0)
 
 
+def test_a_glued_slip_the_agent_rewrites_into_less_than_the_file_has_conflicts() -> None:
+    # Found replaying this repository's history: ``countb`` is ``count(b`` with a
+    # dropped mark; the agent's ``count(`` leaves out the ``b`` the file has, which
+    # is no fix of the file's beside the agent's.
+    with pytest.raises(MergeConflict):
+        merge_tokens('n.countb"{")', 'n.count(b"{")', 't.count("{")', NO_MAP, 0)
+
+
+def test_a_glued_slip_the_agent_fixes_as_the_file_has_it_merges() -> None:
+    got = merge_tokens('n.countb"{")', 'n.count(b"{")', 't.count(b"{")', NO_MAP, 0)
+    assert got == 't.count(b"{")'
+
+
+def test_a_mark_the_file_adds_at_a_word_the_agent_rewrites_conflicts() -> None:
+    # Found replaying this repository's history: ``]g`` is ``]:g`` with a dropped
+    # colon, and the agent rewrites the ``g``; the colon went with it.
+    with pytest.raises(MergeConflict):
+        merge_tokens("{item['c']g}", "{item['c']:g}", "{show(item['c'])}", NO_MAP, 0)
+
+
+def test_spacing_the_file_adds_at_a_word_the_agent_rewrites_stays() -> None:
+    assert merge_tokens("a =b + 1", "a = b + 1", "a =c + 1", NO_MAP, 0) == "a = c + 1"
+
+
+def test_a_mark_the_file_adds_apart_from_the_agents_change_still_merges() -> None:
+    got = merge_tokens("print(a b) + x", "print(a, b) + x", "print(a b) + y", NO_MAP, 0)
+    assert got == "print(a, b) + y"
+
+
 def test_a_change_of_spacing_only_yields_to_the_agents() -> None:
     got = merge_tokens("cp old_name   target_dir", "cp old_name  target_dir",
                        "cp new_name  target_dir", NO_MAP, 0)  # fmt: skip

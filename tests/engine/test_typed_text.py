@@ -112,6 +112,13 @@ ADDED_TEXT = [
         '# “build” — every push\nsteps:\n  - run: make\n  - run: "make test"\n',
     ),
     (
+        "guard.md",
+        "The files — the policy and the hooks — take no edit.\n",
+        "The files - the policy and the hooks - take no edit.\n",
+        "The files take no edit:\n\n- the policy and the hooks\n",
+        "The files take no edit:\n\n- the policy and the hooks\n",
+    ),
+    (
         "notes.txt",
         "注意：不要修改（见上）\nx = 1\n",
         "注意:不要修改(见上)\nx = 1\n",

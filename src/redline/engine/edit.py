@@ -315,7 +315,7 @@ def _locate(
     if chain.match_type not in ("exact", "trailing_newline"):
         span = _from_line_start(text, span, old)
     if chain.match_type in ("fuzzy", "line_fuzzy"):
-        span = _without_extra_blank_lines(text, span, old)
+        span = _blank_lines_as_quoted(text, span, old)
     matched = text[span.start : span.end]
     if chain.match_type == "exact" or matched == old:
         return _Replacement(span, item.new_string, chain.match_type)
@@ -532,8 +532,10 @@ def _blank_edges(text: str) -> tuple[int, int]:
     return lead, trail
 
 
-def _without_extra_blank_lines(text: str, span: Span, old: str) -> Span:
-    """A fuzzy window without the blank lines at its edges that old_string does not have."""
+def _blank_lines_as_quoted(text: str, span: Span, old: str) -> Span:
+    """A fuzzy window with the blank lines at its edges that old_string has: without
+    those it does not have, and over those of the file right outside it that it
+    quotes (the edit may remove them: left outside, they would stay)."""
     start, end = span.start, span.end
     old_lead, old_trail = _blank_edges(old)
     lead, trail = _blank_edges(text[start:end])
@@ -544,7 +546,20 @@ def _without_extra_blank_lines(text: str, span: Span, old: str) -> Span:
     ends_line = text[end - 1 : end] == "\n"
     for _ in range(max(0, trail - old_trail)):
         end = text.rindex("\n", start, end - 1 if ends_line else end) + (1 if ends_line else 0)
-    return Span(start, end, span.score) if start < end else span
+    if start >= end:
+        return span
+    starts_line = start == 0 or text[start - 1] == "\n"
+    for _ in range(max(0, old_lead - lead) if starts_line else 0):
+        before = text.rfind("\n", 0, start - 1) + 1 if start > 0 else -1
+        if before < 0 or text[before : start - 1].strip():
+            break
+        start = before
+    for _ in range(max(0, old_trail - trail) if ends_line else 0):
+        after = text.find("\n", end)
+        if after < 0 or text[end:after].strip():
+            break
+        end = after + 1
+    return Span(start, end, span.score)
 
 
 def _ambiguous(match_type: str, matches: list[Match]) -> str:

@@ -160,7 +160,10 @@ def match_chain(
         found = candidates()
         accepted = [s for s in found if s.score >= threshold]
         if accepted:
-            return ChainResult(name, tuple(_clear_winner(accepted)))
+            winners = _clear_winner(accepted)
+            if len(winners) == 1:
+                winners += _twins(view, winners[0])
+            return ChainResult(name, tuple(winners))
         if found:
             top = max(found, key=lambda s: s.score)
             if best_miss is None or top.score > best_miss.score:
@@ -283,6 +286,49 @@ def _clear_winner(spans: list[Span]) -> list[Span]:
     best = chosen[0]
     rivals = [s for s in chosen[1:] if s.score >= best.score - CLEAR_MARGIN]
     return [best, *rivals]
+
+
+def _twins(view: FileView, best: Span) -> list[Span]:
+    """Other blocks of whole lines that read as ``best`` does once spacing and
+    punctuation are folded away (the same lines indented or spaced otherwise): the
+    fuzzy score tells them apart only by their layout, which says nothing of which
+    one old_string quotes."""
+    first, last = view.line_of(best.start), view.line_of(max(best.start, best.end - 1))
+    if view.offsets[first] != best.start:
+        return []  # part of a line: its twins are not whole lines
+    folded = view.fold("punctuation").text.split("\n")
+    if len(folded) != len(view.lines):
+        return []
+    keys: dict[int, str] = {}
+
+    def key(i: int) -> str:
+        if i not in keys:
+            keys[i] = "".join(folded[i].split())
+        return keys[i]
+
+    quoted = [key(i) for i in range(first, last + 1) if key(i)]
+    if not quoted:
+        return []
+    piece = max(
+        folded[first + next(k for k in range(last - first + 1) if key(first + k))].split(), key=len
+    )
+    ends_line = view.text[best.end - 1 : best.end] == "\n"
+    twins: list[Span] = []
+    for i, line in enumerate(folded):
+        if piece not in line or first <= i <= last or key(i) != quoted[0]:
+            continue
+        j, n = i, 0
+        while j < len(folded) and n < len(quoted):
+            if key(j):
+                if key(j) != quoted[n]:
+                    break
+                n += 1
+            j += 1
+        if n == len(quoted):
+            span = Span(view.offsets[i], view.block_end(j - 1, ends_line), best.score)
+            if not span.overlaps(best) and not any(span.overlaps(t) for t in twins):
+                twins.append(span)
+    return twins
 
 
 class _Fuzzy:

@@ -169,6 +169,7 @@ class _Merge:
             if tag == "equal"
             for i, j in zip(range(i1, i2), range(j1, j1 + i2 - i1), strict=True)
         }
+        self._check_sliding()
         self.tokens = TokenMap(
             [(self.base[i].body, self.ours[j].body, i in kept) for i, j in self._trusted_pairs()],
             self.file_chars,
@@ -195,6 +196,31 @@ class _Merge:
         edges = {quoted[0], quoted[-1]} if quoted else set()
         if any(u.old in edges and u.kind is Kind.DRIFT for u in self.units):
             raise TooDifferent(drifted)
+
+    def _check_sliding(self) -> None:
+        """Lines the edit removes or rewrites next to a line it keeps that old_string
+        writes alike (``}`` and ``}`` of a flat quote): the line diff could as well
+        keep the other one. When the file writes the two otherwise (at two depths),
+        which one the edit keeps is a guess."""
+        kept = {i for tag, i1, i2, _, _ in self.ops if tag == "equal" for i in range(i1, i2)}
+        for tag, i1, i2, _, _ in self.ops:
+            if tag == "equal" or i1 == i2:
+                continue
+            for changed, beside in ((i1, i2), (i2 - 1, i1 - 1)):
+                if beside not in kept or self.base[changed].text != self.base[beside].text:
+                    continue
+                if self._file_text(changed) != self._file_text(beside):
+                    raise MergeConflict(
+                        changed,
+                        self.base[changed].text,
+                        "",
+                        "old_string writes two lines alike that the file writes otherwise, "
+                        "and the edit keeps one of them: which one is a guess",
+                    )
+
+    def _file_text(self, i: int) -> str | None:
+        unit = self.partner.get(i)
+        return None if unit is None or unit.file is None else self.ours[unit.file].text
 
     def _trusted_pairs(self) -> list[tuple[int, int]]:
         """(old line, file line) of the pairs that are the same line, give or take format."""
@@ -651,10 +677,30 @@ def _kept_chars(old: str, new: str, in_file: dict[int, str]) -> list[str | None]
     for i, j, size in SequenceMatcher(None, a, b, False).get_matching_blocks():
         if not any(_WORD.match(tok) for tok in b[j : j + size]):
             continue
+        loose = loose_edges(b[j : j + size])
         for k in range(size):
+            if k in loose:
+                continue
             source = in_file.get(a_starts[i + k], "") if _mark(b[j + k]) else ""
             chars[b_starts[j + k] : b_starts[j + k + 1]] = [source] * len(b[j + k])
     return chars
+
+
+def loose_edges(run: Sequence[str]) -> set[int]:
+    """The marks at the very edge of a run of tokens that spacing parts from the run's
+    words (the ``-`` of ``- the policy``, matched to the ``-`` of ``files - the
+    policy``): which text such a mark comes from, kept or typed anew, is a guess.
+    Quotes aside: one opens or closes the text next to it, kept with it."""
+    words = [k for k, tok in enumerate(run) if _WORD.match(tok)]
+    if not words:
+        return set()
+    loose = set()
+    for edge, word, step in ((0, words[0], 1), (len(run) - 1, words[-1], -1)):
+        between = run[edge + step : word : step] if edge != word else []
+        quote = translate_punctuation(run[edge]) in ("'", '"')
+        if _mark(run[edge]) and not quote and any(tok.isspace() for tok in between):
+            loose.add(edge)
+    return loose
 
 
 def _marks_unlike(file_text: str, typed: str) -> bool:

@@ -226,6 +226,23 @@ class _Hunk:
                 # Side by side inside a run of equal tokens (``))``, ``::``): which
                 # copy each side changed is a guess.
                 return True
+        for fix, rival in ((self, other), (other, self)):
+            added_mark = (
+                fix.start == fix.end
+                and not fix.theirs
+                and rival.theirs
+                and not _format_only(base, fix)
+            )
+            rewritten = base[rival.start : rival.end]
+            if (
+                added_mark
+                and fix.start in (rival.start, rival.end)
+                and any(_WORD.match(t) for t in rewritten)
+            ):
+                # The file adds a mark right at a word the agent rewrites (``]g``
+                # read ``]:g``, and the agent's ``g`` made ``)``): whether the
+                # mark belongs to the word the agent took away is a guess.
+                return True
         for pure, rival in ((self, other), (other, self)):
             lo, hi = pure.run(base)
             inside = (rival.start < hi and lo < rival.end) or lo < rival.start < hi
@@ -311,6 +328,12 @@ def _subsumes(big: _Hunk, small: _Hunk, base: list[str]) -> bool:
     if not small.tokens:
         return False
     if big.tokens == small.tokens and (big.start == big.end or _format_only(base, big)):
+        return False
+    same_text = (small.start, small.end) == (big.start, big.end)
+    if not big.theirs and small.start != small.end and same_text:
+        # The agent rewrites the text the file rewrites, into fewer tokens (``countb``
+        # made ``count(`` where the file has ``count(b``): it leaves out part of the
+        # file's version, which is no fix the file made beside the agent's.
         return False
     n = len(small.tokens)
     if small.start == small.end:  # an insertion just before or after big

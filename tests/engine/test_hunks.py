@@ -81,16 +81,25 @@ def test_exact_is_preferred_over_an_earlier_rstrip_match() -> None:
     assert evidence.start_line == 3
 
 
-def test_first_occurrence_wins_and_other_matches_are_counted() -> None:
-    text, (evidence,), _ = apply("b\nb\nb\n", hunk("-b", "+B"))
-    assert text == "B\nb\nb\n"
-    assert evidence.start_line == 1
-    assert evidence.other_matches == 2
+def test_an_exact_hunk_that_fits_several_places_is_refused_not_put_at_the_first() -> None:
+    # Codex takes the first; redline does not guess (issue C6: every pass).
+    message = str(refused("b\nb\nb\n", hunk("-b", "+B")))
+    assert "its lines match exactly, at 3 places (lines 1, 2, 3)" in message
+    assert "add context lines or an '@@' anchor" in message
+
+
+def test_other_matches_are_counted_where_context_picks_one_place() -> None:
+    text, (evidence,), _ = apply("a\nb\nc\nb\nb\n", hunk(" a", "-b", "+B"))
+    assert text == "a\nB\nc\nb\nb\n"
+    assert (evidence.start_line, evidence.other_matches) == (1, 0)
+    evidence = only("a\nb\nc\nb\n", " c", "-b", "+B")
+    assert (evidence.start_line, evidence.other_matches) == (3, 0)
 
 
 def test_other_matches_counts_places_before_the_previous_hunk_too() -> None:
-    _, (_, second), _ = apply("k\nv\nk\nv\n", hunk("-k", "+K"), hunk(" k", "-v", "+V"))
-    assert second.start_line == 3
+    text = "top\nk\nv\nk\nv\n"
+    _, (_, second), _ = apply(text, hunk(" top", "-k", "+K"), hunk(" k", "-v", "+V"))
+    assert second.start_line == 4
     assert second.other_matches == 1
 
 
@@ -107,10 +116,17 @@ def test_other_matches_is_counted_under_the_pass_that_matched() -> None:
 
 
 def test_hunks_apply_in_order_each_after_the_previous() -> None:
-    text = "x = 1\nsep\nx = 1\nsep\nx = 1\n"
-    new, evidence, _ = apply(text, hunk("-x = 1", "+x = 2"), hunk("-x = 1", "+x = 3"))
-    assert new == "x = 2\nsep\nx = 3\nsep\nx = 1\n"
-    assert [(e.hunk, e.start_line) for e in evidence] == [(1, 1), (2, 3)]
+    # The second hunk's line is also before the first hunk's place: searched after it,
+    # one place fits.
+    text = "head\nx = 1\nsep\nx = 1\n"
+    new, evidence, _ = apply(text, hunk(" head", "-x = 1", "+x = 2"), hunk("-x = 1", "+x = 3"))
+    assert new == "head\nx = 2\nsep\nx = 3\n"
+    assert [(e.hunk, e.start_line) for e in evidence] == [(1, 1), (2, 4)]
+    # After the cursor, two places would fit: refused.
+    text = "head\nx = 1\nx = 1\nx = 1\n"
+    assert "at 2 places (lines 3, 4)" in str(
+        refused(text, hunk(" head", "-x = 1", "+x = 2"), hunk("-x = 1", "+x = 3"))
+    )
 
 
 def test_second_hunk_matches_after_the_first_even_when_it_also_fits_before() -> None:
@@ -215,18 +231,31 @@ def test_anchor_matched_ignoring_surrounding_whitespace() -> None:
 
 
 def test_anchor_must_be_a_whole_line() -> None:
-    # "g()" is only part of "def g():": not an anchor, so the body alone is matched.
-    evidence = only(DUPLICATE_BLOCKS, "-    x = 1", "+    x = 2", anchor="g()")
-    assert (evidence.anchor_found, evidence.start_line) == (False, 2)
+    # "g()" is only part of "def g():": not an anchor, so the body alone is matched —
+    # at two places, so refused.
+    message = str(refused(DUPLICATE_BLOCKS, hunk("-    x = 1", "+    x = 2", anchor="g()")))
+    assert "at 2 places (lines 2, 5)" in message
 
 
 def test_anchor_not_found_matches_the_body_alone() -> None:
     new, (evidence,), _ = apply(
-        DUPLICATE_BLOCKS, hunk("-    x = 1", "+    x = 2", anchor="def h():")
+        DUPLICATE_BLOCKS, hunk(" def f():", "-    x = 1", "+    x = 2", anchor="def h():")
     )
     assert new == "def f():\n    x = 2\n\ndef g():\n    x = 1\n"
     assert evidence.anchor_found is False
-    assert evidence.start_line == 2
+    assert evidence.start_line == 1
+    # the body alone fits two places: refused
+    assert "at 2 places" in str(
+        refused(DUPLICATE_BLOCKS, hunk("-    x = 1", "+    x = 2", anchor="def h():"))
+    )
+
+
+def test_an_anchor_bounds_the_search_to_its_section() -> None:
+    # "k = 1" twice after the first "[s]": the section up to the next "[s]" holds one.
+    text = "[s]\nk = 1\n[s]\nk = 1\n"
+    new, (evidence,), _ = apply(text, hunk("-k = 1", "+k = 2", anchor="[s]"))
+    assert new == "[s]\nk = 2\n[s]\nk = 1\n"
+    assert (evidence.anchor_found, evidence.start_line) == (True, 2)
 
 
 def test_no_anchor_reports_none() -> None:

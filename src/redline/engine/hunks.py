@@ -2,10 +2,11 @@
 
 Hunks apply in order, each searching from after the previous one (a pure
 addition with no anchor found goes at the end of the file, as in Codex, and
-does not move that point). The passes: exact, which takes the first
-occurrence from that point as Codex does; then trailing whitespace ignored,
-surrounding whitespace ignored and punctuation/space folding, each of which
-must match exactly one place (several are refused, never the first). Context
+does not move that point). The passes: exact, trailing whitespace ignored,
+surrounding whitespace ignored and punctuation/space folding; in each the hunk
+must match exactly one place (several are refused, never the first, where Codex
+takes the first). An ``@@`` anchor found bounds the search to its section: from
+the anchor line to the next line that is the anchor again. Context
 lines keep the file's bytes; only '-' lines are removed and '+' lines added —
 adapted to the file's format (indentation by depth, marks) when the hunk was
 placed with tolerance, as an edit's are, or refused where that is a guess.
@@ -343,15 +344,27 @@ def _place(
             number, "exact", 1.0, index + 1, index, 0, bool(anchors) if has_anchor else None, ""
         )
         return index, evidence
-    for at in anchors:
+    for i, at in enumerate(anchors):
+        until = anchors[i + 1] if i + 1 < len(anchors) else len(contents)
         try:
-            placed = _place_body(lines, hunk, old, at + 1, cursor, number, total, path, True)
+            placed = _place_body(
+                lines, hunk, old, at + 1, until, cursor, number, total, path, True
+            )
         except HunkError:
             continue
         if placed is not None:
             return placed
     placed = _place_body(
-        lines, hunk, old, cursor, cursor, number, total, path, False if has_anchor else None
+        lines,
+        hunk,
+        old,
+        cursor,
+        len(contents),
+        cursor,
+        number,
+        total,
+        path,
+        False if has_anchor else None,
     )
     if placed is not None:
         return placed
@@ -366,12 +379,16 @@ def _place_body(
     hunk: Hunk,
     old: list[str],
     start_at: int,
+    until: int,
     cursor: int,
     number: int,
     total: int,
     path: str,
     anchor_found: bool | None,
 ) -> tuple[int, HunkEvidence] | None:
+    """Where the hunk's lines start in ``start_at``..``until`` (a place may run past
+    ``until``), under the first pass that finds any; None: no pass does. Several places
+    under one pass are refused (HunkError), naming them."""
     contents = lines.contents
     if hunk.end_of_file:
         found = _at_end(contents, old, tolerant=lines.too_large is None)
@@ -379,14 +396,9 @@ def _place_body(
             name, at = found  # not over the previous hunk's lines, nor before the anchor
             return at, _evidence(contents, number, name, at, old, 0, anchor_found)
         return None
-    seek = lines.seek("exact", old, start_at)
-    if seek is not None:
-        others = len(lines.all("exact", old, 0)) - 1
-        return seek, _evidence(contents, number, "exact", seek, old, others, anchor_found)
-    if lines.too_large is not None:
-        return None
-    for name in TOLERANT:
-        candidates = lines.all(name, old, start_at)
+    passes = ("exact",) if lines.too_large is not None else ("exact", *TOLERANT)
+    for name in passes:
+        candidates = [c for c in lines.all(name, old, start_at) if c < until]
         if len(candidates) == 1:
             others = len(lines.all(name, old, 0)) - 1
             return candidates[0], _evidence(
@@ -394,10 +406,11 @@ def _place_body(
             )
         if len(candidates) > 1:
             where = ", ".join(str(c + 1) for c in candidates)
+            how = "exactly" if name == "exact" else f"only with {TOLERATES[name]} differences"
             raise HunkError(
-                f"hunk not found ({number}/{total}) in {path}: its lines match only with "
-                f"{TOLERATES[name]} differences, at {len(candidates)} places (lines {where}); "
-                "add context lines or an '@@' anchor so that one place fits",
+                f"hunk not found ({number}/{total}) in {path}: its lines match {how}, at "
+                f"{len(candidates)} places (lines {where}); add context lines or an '@@' "
+                "anchor so that one place fits",
                 number,
             )
     return None

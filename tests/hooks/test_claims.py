@@ -187,7 +187,7 @@ def test_a_note_that_does_not_describe_its_commit_fails_the_range(
         "redline guard: refused — the evidence note of 1 commit does not describe the commit's "
         "change" in outcome.output
     )
-    assert f"  commit {flagged.commit[:12]}: its note {says}" in outcome.output
+    assert f"  commit {flagged.commit[:12]}: {says}" in outcome.output
     assert f"`git notes --ref=redline remove {flagged.commit[:12]}`" in outcome.output
     assert "Traceback" not in outcome.output
 

@@ -290,7 +290,7 @@ def test_a_note_rewritten_to_exact_is_named(team: Team) -> None:
     forge(team.a, f.commit, exact)
     for said in (refused(ci_check(team, f.base)), refused(land(team.a))):
         assert (
-            f"commit {f.commit[:12]}: its note it says the edit matched exact; the commit's message says fuzzy"
+            f"commit {f.commit[:12]}: it says the edit matched exact; the commit's message says fuzzy"
             in said
         )
 
@@ -332,7 +332,7 @@ def test_a_note_moved_onto_another_commit_is_named(team: Team) -> None:
     forge(team.a, other_commit, lambda n: note(team.a, commit))
     for said in (refused(ci_check(team, base)), refused(land(team.a))):
         assert (
-            f"commit {other_commit[:12]}: its note it says {MIGRATION} changed; the commit leaves {MIGRATION} as it was"
+            f"commit {other_commit[:12]}: it says {MIGRATION} changed; the commit leaves {MIGRATION} as it was"
             in said
         )
 

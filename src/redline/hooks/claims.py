@@ -280,7 +280,7 @@ def describe_mismatched(found: list[Mismatch], lead: str, again: str | None = No
         + " does not describe the commit's change (edited by hand, or copied onto a commit "
         "it does not describe), so it cannot tell whether the edit was flagged:"
     ]
-    lines += [f"  commit {m.commit[:12]}: its note {m.reason}" for m in found]
+    lines += [f"  commit {m.commit[:12]}: {m.reason}" for m in found]
     commit = found[0].commit[:12] if count == 1 else "COMMIT"
     then = f", then {again} again" if again else ", then try again"
     lines.append(

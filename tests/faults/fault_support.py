@@ -42,6 +42,7 @@ from gitmode_fixtures import (
     git,
     kill_daemon,
     porcelain,
+    rev,
 )
 from redline.daemon.client import Client
 from redline.daemon.protocol import RpcError
@@ -352,6 +353,39 @@ def check_sessions(repo: Path, writers: list[Writer], base: str) -> None:
         shown = git(repo, "show", f"redline/{writer.session}:{writer.path}")
         assert shown == (worktree / writer.path).read_text() == f"n = {writer.value}\n"
     assert_fsck_clean(repo)
+
+
+def fault_under_load(
+    machine: Machine,
+    daemon: Daemon,
+    point: str | None,
+    cause: Callable[[], None],
+    clear: Callable[[], None],
+    names: list[str],
+    count: int,
+) -> tuple[str, list[Writer], list[str]]:
+    """Three sessions write while a fault is caused — before the load (``point`` None) or
+    when a request first reaches ``point`` (the daemon's hook) — and cleared after it.
+    The branch base, the writers, and the errors of the requests that failed."""
+    base = rev(machine.repo, "HEAD", machine.env)
+    writers = start_writers(daemon, machine.repo, names)
+    if point is None:
+        cause()
+    else:
+        daemon.hook.arm(point, cause)
+    try:
+        with Load(daemon, writers, count=count):
+            pass
+        assert point is None or point in daemon.hook.reached
+    finally:
+        clear()
+    errors = [
+        str(a.result["error"])
+        for w in writers
+        for a in w.answers
+        if a.result is not None and a.result["status"] == "failed"
+    ]
+    return base, writers, errors
 
 
 def recovers(daemon: Daemon | RealDaemon, writers: list[Writer]) -> None:

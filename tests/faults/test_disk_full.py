@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fault_support import Daemon, Load, Machine, check_sessions, recovers, short_dir, start_writers
+from fault_support import Daemon, Machine, check_sessions, fault_under_load, recovers, short_dir
 
-from gitmode_fixtures import REDLINE, digest_tree, rev
+from gitmode_fixtures import REDLINE, digest_tree
 
 pytestmark = pytest.mark.slow
 
@@ -48,32 +48,19 @@ def daemon(machine: Machine) -> Iterator[Daemon]:
 def test_a_full_disk_at_each_write_point_of_the_daemon(
     machine: Machine, daemon: Daemon, where: str
 ) -> None:
-    base = rev(machine.repo, "HEAD", machine.env)
-    writers = start_writers(daemon, machine.repo, [f"{where}-{i}" for i in range(3)])
-    point = POINTS[where]
-    if point is None:
-        machine.disk.fill()
-    else:
-        daemon.hook.arm(point, machine.disk.fill)
-    try:
-        with Load(daemon, writers, count=4):
-            pass
-        assert point is None or point in daemon.hook.reached
-    finally:
-        machine.disk.free()
-    refusals = [
-        a.result
-        for w in writers
-        for a in w.answers
-        if a.result is not None and a.result["status"] == "failed"
-    ]
+    base, writers, refusals = fault_under_load(
+        machine,
+        daemon,
+        POINTS[where],
+        machine.disk.fill,
+        machine.disk.free,
+        [f"{where}-{i}" for i in range(3)],
+        count=4,
+    )
     assert refusals, "the full disk refused nothing"
-    for refused in refusals:
-        assert (
-            "the disk is full (No space left on device); free space on the file system"
-            in (refused["error"])
-        )
-        assert refused["error"].endswith("the request was not applied: nothing was written")
+    for error in refusals:
+        assert "the disk is full (No space left on device); free space on the file system" in error
+        assert error.endswith("the request was not applied: nothing was written")
     recovers(daemon, writers)
     check_sessions(machine.repo, writers, base)
 

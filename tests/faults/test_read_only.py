@@ -14,17 +14,9 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from fault_support import (
-    Daemon,
-    Load,
-    Machine,
-    check_sessions,
-    recovers,
-    short_dir,
-    start_writers,
-)
+from fault_support import Daemon, Machine, check_sessions, fault_under_load, recovers, short_dir
 
-from gitmode_fixtures import REDLINE, digest_tree, rev
+from gitmode_fixtures import REDLINE, digest_tree
 
 pytestmark = pytest.mark.slow
 
@@ -51,25 +43,15 @@ def daemon(machine: Machine) -> Iterator[Daemon]:
 def test_a_read_only_repository_at_each_write_point(
     machine: Machine, daemon: Daemon, where: str
 ) -> None:
-    base = rev(machine.repo, "HEAD", machine.env)
-    writers = start_writers(daemon, machine.repo, [f"ro-{where}-{i}" for i in range(3)])
-    point = POINTS[where]
-    if point is None:
-        machine.disk.read_only()
-    else:
-        daemon.hook.arm(point, machine.disk.read_only)
-    try:
-        with Load(daemon, writers, count=3):
-            pass
-        assert point is None or point in daemon.hook.reached
-    finally:
-        machine.disk.writable()
-    refusals = [
-        a.result["error"]
-        for w in writers
-        for a in w.answers
-        if a.result is not None and a.result["status"] == "failed"
-    ]
+    base, writers, refusals = fault_under_load(
+        machine,
+        daemon,
+        POINTS[where],
+        machine.disk.read_only,
+        machine.disk.writable,
+        [f"ro-{where}-{i}" for i in range(3)],
+        count=3,
+    )
     assert refusals
     for error in refusals:
         assert "the file system is read-only (Read-only file system); make " in error, error

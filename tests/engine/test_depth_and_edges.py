@@ -268,6 +268,25 @@ def test_a_bullet_continuation_added_to_a_restepped_one_depth_quote_is_exact_or_
     assert out.data is None or out.data.decode() == expected
 
 
+def test_a_restep_to_a_step_the_file_rarely_takes_is_exact_or_refused() -> None:
+    # Found replaying this repository's README (a YAML job in a Markdown code block):
+    # a one-line quote shifted 2 deeper, continuation lines 4 deeper than it. The file
+    # goes in by 2 as a rule and by 3 once (a numbered list's text), never by 4, so a
+    # re-step 8 → 6 "fitted" (4 × 3/4 = 3) and wrote the continuation at 9 columns.
+    text = (
+        "Set up:\n\n1. Install it\n   with pip.\n\n```yaml\njobs:\n  guard:\n    steps:\n"
+        "      - uses: actions/checkout@v4\n      - run: redline guard --range A..B\n```\n"
+    )
+    old = "        - run: redline guard --range A..B\n"
+    new = "        - run: >-\n            redline guard --format github\n            --range A..B\n"
+    expected = text.replace(
+        "      - run: redline guard --range A..B\n",
+        "      - run: >-\n          redline guard --format github\n          --range A..B\n",
+    )
+    out = edit(text, old, new)
+    assert out.data is None or out.data.decode() == expected, out.data
+
+
 # C9. A line-starting old_string found after part of a line's indentation is a
 # whitespace match: the lines it adds are mapped by depth.
 

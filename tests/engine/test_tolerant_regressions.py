@@ -262,6 +262,21 @@ def test_a_doubled_colon_on_the_line_the_edit_changes_is_merged() -> None:
     )
 
 
+def test_a_mark_the_agent_left_out_of_a_line_it_changes_is_not_added() -> None:
+    # Replay of this repository's history: old_string lacks the tuple's trailing
+    # comma, and the new line (another name added) lacks it too. Merging wrote the
+    # file's comma into the new line — a third text: the change adds marks of its
+    # own, so whether the agent meant to drop the comma is a guess. A change that
+    # leaves the marks alone (a rename, above) still gets the file's mark.
+    text = 'log = 1\nREQUEST_MODULES = ("redline.tools.schema",)\nx = 2\n'
+    outcome = refused(
+        text,
+        'REQUEST_MODULES = ("redline.tools.schema")\n',
+        'REQUEST_MODULES = ("redline.tools.request", "redline.tools.schema")\n',
+    )
+    assert outcome.result.status == "no_match"
+
+
 def test_a_rewritten_line_quoted_with_a_dropped_mark_refuses() -> None:
     text = "    return f(out, [e for e in x]), y\n"
     refused(text, "    return f(out,, [e for e in x]), y\n", "    return f(out, styles), y\n")

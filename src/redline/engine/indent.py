@@ -159,9 +159,10 @@ def _one_depth(
 
     - where the agent's lines go in by a step, a shift keeps that step and a
       re-step scales it: the one that gives a step the file itself goes in by
-      somewhere is taken (going out says nothing: any number of steps at once) —
-      unless it leaves a line that goes in out of line with the text of the line
-      before it while the other lines it up (``-   item`` and its continuation);
+      somewhere (for a re-step, the file's usual step, where it has one) is taken
+      (going out says nothing: any number of steps at once) — unless it leaves a
+      line that goes in out of line with the text of the line before it while
+      the other lines it up (``-   item`` and its continuation);
     - otherwise only a column one of the two cannot reach (below 0, between
       columns) decides.
 
@@ -187,7 +188,12 @@ def _one_depth(
         used = file_style.steps or (frozenset({TAB}) if tabs else frozenset())
         scaled = step * ratio
         shift_fits = step in used
+        # A re-step invents columns the agent did not write: it must land on the
+        # file's usual step where the file has one, not on a step it takes rarely
+        # (a list's text at 3 in a file that goes in by 2).
         scale_fits = scaled.denominator == 1 and int(scaled) in used
+        if file_style.step is not None and scaled != file_style.step:
+            scale_fits = False
         if shift_fits != scale_fits:
             chosen = Fraction(1) if shift_fits else ratio
             other = ratio if shift_fits else Fraction(1)

@@ -42,7 +42,12 @@ from redline.engine.errors import MergeConflict, TooDifferent
 from redline.engine.fold import compact_key, translate_punctuation
 from redline.engine.newlines import LF
 from redline.engine.similarity import ratio
-from redline.engine.slips import punctuation_slip, slips_between
+from redline.engine.slips import (
+    marks_changed,
+    marks_left_out,
+    punctuation_slip,
+    slips_between,
+)
 from redline.engine.tokens import TOKEN, TokenMap, merge_tokens
 
 _PAIRABLE = 0.5  # lines less similar than this are not the same line edited
@@ -358,9 +363,11 @@ class _Merge:
         else:
             lead = self._map_indent(t, line)
         rewritten = reshaped or (t.body != b.body and ratio(b.body, t.body) < _REWRITE)
-        if rewritten and punctuation_slip(b.body, o.body):
+        repunctuated = marks_changed(b.body, t.body) and marks_left_out(b.body, o.body)
+        if (rewritten or repunctuated) and punctuation_slip(b.body, o.body):
             # The agent rewrites a line it quoted with a dropped or doubled mark, or
-            # reshapes the lines around it: whether the file's mark belongs in the
+            # reshapes the lines around it, or adds or removes marks on a line it
+            # quoted without one the file has: whether the file's mark belongs in the
             # new text, and where, is a guess.
             raise MergeConflict(line, b.text, o.text)
         if t.body == b.body:

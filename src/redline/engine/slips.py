@@ -9,6 +9,7 @@ from difflib import SequenceMatcher
 from redline.engine.fold import compact_key, translate_punctuation
 
 _WORDS = re.compile(r"\w+|[^\w\s]")
+_MARKS = "(),:;[]"
 _MAX_SLIP_PUNCTUATION = 2  # dropped or doubled ( ) , : on one line
 
 
@@ -61,6 +62,19 @@ def punctuation_slip(expected: str, found: str) -> bool:
     return compact_key(fixed) != compact_key(found)
 
 
+def marks_left_out(expected: str, found: str) -> bool:
+    """``found`` has a mark ( ) , : ; [ ] more often than ``expected``: the agent's
+    version of the line left out one the file has."""
+    a, b = translate_punctuation(expected), translate_punctuation(found)
+    return any(b.count(mark) > a.count(mark) for mark in _MARKS)
+
+
+def marks_changed(before: str, after: str) -> bool:
+    """The change from ``before`` to ``after`` adds or removes a mark ( ) , : ; [ ]."""
+    a, b = translate_punctuation(before), translate_punctuation(after)
+    return any(b.count(mark) != a.count(mark) for mark in _MARKS)
+
+
 def _glued_marks(
     text_a: str, a: list[re.Match[str]], text_b: str, b: list[re.Match[str]]
 ) -> int | None:
@@ -92,7 +106,7 @@ def _letter_dropped(a: str, b: str) -> bool:
 
 
 def _is_mark(token: str) -> bool:
-    return token in "(),:;[]"
+    return token in _MARKS
 
 
 def _typo(a: str, b: str) -> bool:

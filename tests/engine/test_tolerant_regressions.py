@@ -277,6 +277,17 @@ def test_a_mark_the_agent_left_out_of_a_line_it_changes_is_not_added() -> None:
     assert outcome.result.status == "no_match"
 
 
+def test_a_mark_left_out_of_old_string_but_written_in_new_string_is_merged() -> None:
+    # The new line has the file's comma where the file has it: nothing is guessed.
+    text = "total = compute_total(price, quantity)\nprint(total)\n"
+    got = applied(
+        text,
+        "total = compute_total(price quantity)\n",
+        "total = compute_total(price, quantity, discount)\n",
+    )
+    assert got == "total = compute_total(price, quantity, discount)\nprint(total)\n"
+
+
 def test_a_rewritten_line_quoted_with_a_dropped_mark_refuses() -> None:
     text = "    return f(out, [e for e in x]), y\n"
     refused(text, "    return f(out,, [e for e in x]), y\n", "    return f(out, styles), y\n")

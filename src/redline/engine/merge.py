@@ -363,11 +363,9 @@ class _Merge:
         else:
             lead = self._map_indent(t, line)
         rewritten = reshaped or (t.body != b.body and ratio(b.body, t.body) < _REWRITE)
-        repunctuated = marks_changed(b.body, t.body) and marks_left_out(b.body, o.body)
-        if (rewritten or repunctuated) and punctuation_slip(b.body, o.body):
+        if rewritten and punctuation_slip(b.body, o.body):
             # The agent rewrites a line it quoted with a dropped or doubled mark, or
-            # reshapes the lines around it, or adds or removes marks on a line it
-            # quoted without one the file has: whether the file's mark belongs in the
+            # reshapes the lines around it: whether the file's mark belongs in the
             # new text, and where, is a guess.
             raise MergeConflict(line, b.text, o.text)
         if t.body == b.body:
@@ -378,6 +376,11 @@ class _Merge:
             else:
                 sources = self._sources(at, t)
                 body = merge_tokens(b.body, o.body, t.body, self.tokens, line, sources)
+                if body != t.body and _repunctuated(b.body, o.body, t.body):
+                    # The merge would add a mark of the file's that the agent left
+                    # out to a line whose change adds or removes marks of its own:
+                    # whether the agent meant to drop it is a guess.
+                    raise MergeConflict(line, b.text, o.text)
         if t.trail == b.trail:
             trail = o.trail
         elif o.trail == b.trail:
@@ -723,3 +726,11 @@ def _classify(b: Seg, o: Seg) -> Kind:
     if slips_between(b.body, o.body) is not None:
         return Kind.SLIP
     return Kind.DRIFT
+
+
+def _repunctuated(base: str, ours: str, theirs: str) -> bool:
+    """The file has a mark the agent's quote left out, and the agent's change adds
+    or removes marks itself."""
+    return (
+        marks_left_out(base, ours) and marks_changed(base, theirs) and punctuation_slip(base, ours)
+    )

@@ -444,12 +444,26 @@ class Gates(RuleBasedStateMachine):
         if not present_anywhere:
             # A file an edit created (a write, a move's destination) counts carried while a
             # file has its name or a name it was moved to: refusing it where the oracle
-            # finds no edit is failing closed, not a miss.
+            # finds no edit is failing closed, not a miss. So is following a flagged file
+            # to a file git pairs with it as a rename or copy (half its lines in common)
+            # that the agent wrote from another file with the same lines: the tree cannot
+            # tell which file the lines came from.
             created = ("create", "add")
-            assert all(b.op in created for b in found.blocked), (what, found.blocked)
+            assert all(
+                b.op in created or self.paired_by_git(b, change.new) for b in found.blocked
+            ), (what, found.blocked)
             STATS["must_pass"] += 1
         else:
             STATS["refused" if found.blocked else "passed_with_edit_in_base"] += 1
+
+    def paired_by_git(self, blocked: Any, tree: pygit2.Tree) -> bool:
+        """``blocked`` names a file other than the one its edit was made in, whose text
+        in ``tree`` has half its lines in common with that edit's file after the edit."""
+        if blocked.edited_as is None or blocked.edited_as == blocked.path:
+            return False
+        text = _blob(self.repo, tree, blocked.path)
+        flags = [f for f in self.flags if f.edit == blocked.edit and f.path == blocked.edited_as]
+        return text is not None and any(related(text, f) for f in flags)
 
     def names(self, flag: Flag) -> set[str]:
         found = {flag.path}
@@ -465,8 +479,13 @@ class Gates(RuleBasedStateMachine):
             text = _blob(self.repo, tree, name) if tree is not None else None
             if text is None:
                 continue
-            if (flag.before or name != flag.path) and not related(text, flag):
-                continue  # a file the edit created is its own, by its name, until it is gone
+            # A file the edit created is its own, by its name, until it is gone; the
+            # file the edit was made in is its own while it is of the same lineage — half
+            # its lines in common with the edit's texts or with the file it started as
+            # (a small file rewritten by hand on main is still that file).
+            first = FILES.get(name, "").encode() if name == flag.path else b""
+            if (flag.before or name != flag.path) and not related(text, flag, first):
+                continue
             if self.changed_by_revert(text, flag):
                 return True
         return False
@@ -492,18 +511,18 @@ STATS: dict[str, int] = dict.fromkeys(
 )  # fmt: skip
 
 
-def related(text: bytes, flag: Flag) -> bool:
+def related(text: bytes, flag: Flag, first: bytes = b"") -> bool:
     """Whether a file by one of the edit's names is the edit's file at all: half its lines
     in common with the file before or after the edit (git's rename threshold), measured
-    by difflib. A name the agent moved or copied the file to may be taken later by an
-    unrelated file (another file's move cherry-picked), whose lines taking the edit back
+    by difflib (for the edit's own name, also with the file it started as). A name the
+    agent moved or copied the file to may be taken later by an unrelated file (another file's move cherry-picked), whose lines taking the edit back
     would conflict with: that file does not hold the edit. (A file the edit created is
     not asked by the name the edit gave it: the guard counts it carried there until it is
     gone, and so does the oracle.)"""
     lines = text.splitlines()
     return any(
         difflib.SequenceMatcher(None, lines, side.splitlines(), autojunk=False).ratio() >= 0.5
-        for side in (flag.after, flag.before)
+        for side in (flag.after, flag.before, first)
         if side
     )
 

@@ -134,3 +134,45 @@ def test_a_session_rebased_after_its_squash_landed_is_refused_only_for_git_s_not
             lambda g: g.rebase(),
         ],
     )
+
+
+def test_a_flagged_file_deleted_beside_a_copy_of_the_same_lines_fails_closed(
+    gates: Gates,
+) -> None:
+    """A flagged edit's file and an unflagged copy of the same lines (from another file
+    the agent edited alike); the flagged file is deleted: git pairs the copy with it as a
+    rename, so the gates refuse the edit there — failing closed, as the tree cannot tell
+    which file the lines came from."""
+    replay(
+        gates,
+        [
+            lambda g: g.edit(0, 0, "return True", tolerant=False),
+            lambda g: g.edit(0, 0, "return True", tolerant=False),
+            lambda g: g.copy(17, "auth/check_v2.py"),
+            lambda g: g.edit(45, 0, "return True", tolerant=True),
+            lambda g: g.edit(0, 0, "return True", tolerant=False),
+            lambda g: g.copy(35, "lib/moved.py"),
+            lambda g: g.delete(41),
+            lambda g: g.edit(2, 0, "return True", tolerant=False),
+        ],
+    )
+
+
+def test_a_flagged_line_rewritten_by_hand_on_main_counts_as_carried(gates: Gates) -> None:
+    """A person rewrites, on main, the line a flagged edit changed in the session (and
+    another of the small file's lines); the session never reached main. Neither the
+    edit's text nor the text before it is there: the guard counts the edit carried
+    (taking it back would conflict), and so does the oracle — the file is still the one
+    it started as."""
+    replay(
+        gates,
+        [
+            lambda g: g.edit(0, 0, "return True", tolerant=False),
+            lambda g: g.edit(0, 0, "return True", tolerant=False),
+            lambda g: g.edit(4, 4, "return True", tolerant=False),
+            lambda g: g.edit(25, 16, "return True", tolerant=False),
+            lambda g: g.edit(34, 0, "item.delete()", tolerant=True),
+            lambda g: g.by_hand(16, 0, "return True", amend=False),
+            lambda g: g.by_hand(28, 11, "return True", amend=False),
+        ],
+    )

@@ -33,8 +33,11 @@ from redline.daemon.protocol import RpcError
 from redline.gitops import journal
 from support.requests import edit
 
-# The daemon kills itself (REDLINE_FAULT) or is killed: a real process each time.
-pytestmark = [pytest.mark.slow, pytest.mark.daemon_process]
+# The daemon that dies is a real process: one started with REDLINE_FAULT kills itself
+# (``support.daemon`` starts such a daemon as a process), and the random-moment test
+# kills its daemons (``daemon_process``). The restart that recovers runs the same
+# ``redline daemon run`` on a thread of the test process (``support.daemon``).
+pytestmark = pytest.mark.slow
 
 FAULTS = [
     "before-journal",
@@ -136,6 +139,7 @@ def test_a_crash_at_each_point_is_recovered(gm: GitMode, point: str, external: b
     assert_fsck_clean(gm.repo)
 
 
+@pytest.mark.daemon_process
 def test_acknowledged_edits_survive_a_kill_at_a_random_moment(gm: GitMode) -> None:
     lines = 400
     (gm.repo / "items.txt").write_text("".join(f"item {i}: todo\n" for i in range(lines)))

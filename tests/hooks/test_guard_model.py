@@ -143,7 +143,8 @@ class Gates(RuleBasedStateMachine):
         return done
 
     def rev(self, name: str) -> str:
-        return self.git("rev-parse", "--verify", name).stdout.strip()
+        """The commit ``name`` points at (read in-process: asked at every step)."""
+        return str(self.repo.revparse_single(name).peel(pygit2.Commit).id)
 
     def session_file(self, path: str) -> str | None:
         try:

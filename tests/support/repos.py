@@ -7,11 +7,13 @@ the environment pins git's own (``support.env``).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,7 +74,29 @@ def make_repo(
     env: Mapping[str, str] | None = None,
     executable: tuple[str, ...] = (),
 ) -> Path:
-    """A repository on branch main with ``files`` in its first commit."""
+    """A repository on main with ``files`` in its first commit.
+
+    The first repository of its kind in a run is built with the git binary; later
+    ones are copies of it (:func:`_template`): the same files, config and commit,
+    since the identity and dates git writes are pinned."""
+    key = _template_key(files, env, executable)
+    if key is None:
+        return _build_repo(path, files, env, executable)
+    template = _TEMPLATES.get(key)
+    if template is None:
+        template = _build_repo(_template_root() / str(len(_TEMPLATES)), files, env, executable)
+        _TEMPLATES[key] = template
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(template, path, symlinks=True)
+    return path
+
+
+def _build_repo(
+    path: Path,
+    files: Mapping[str, str | bytes],
+    env: Mapping[str, str] | None,
+    executable: tuple[str, ...],
+) -> Path:
     path.mkdir(parents=True)
     git(path, "init", "-q", "-b", "main", env=env)
     git(path, "config", "user.name", "Repo User", env=env)
@@ -82,6 +106,39 @@ def make_repo(
     git(path, "add", "-A", env=env)
     git(path, "commit", "-q", "-m", "initial", env=env)
     return path
+
+
+_TEMPLATES: dict[tuple[Any, ...], Path] = {}
+_ROOT: list[Path] = []
+
+
+def _template_root() -> Path:
+    if not _ROOT:
+        _ROOT.append(Path(tempfile.mkdtemp(prefix="rl-repo-templates-")))
+        atexit.register(shutil.rmtree, _ROOT[0], True)
+    return _ROOT[0]
+
+
+def _template_key(
+    files: Mapping[str, str | bytes], env: Mapping[str, str] | None, executable: tuple[str, ...]
+) -> tuple[Any, ...] | None:
+    """What decides the repository git makes: the files, and the git binary, identity,
+    dates and config its environment gives. None when a configuration file outside the
+    repository could change it (git's system config, a global one in HOME)."""
+    env = os.environ if env is None else env
+    pinned = tuple(sorted((k, v) for k, v in env.items() if k.startswith("GIT_")))
+    if env.get("GIT_CONFIG_NOSYSTEM") != "1" or "GIT_CONFIG_GLOBAL" in env:
+        return None
+    home, xdg = env.get("HOME"), env.get("XDG_CONFIG_HOME")
+    for config in (Path(home or "/nonexistent") / ".gitconfig",
+                   Path(xdg or f"{home}/.config") / "git" / "config"):  # fmt: skip
+        if config.exists():
+            return None
+    content = tuple(
+        (name, data if isinstance(data, bytes) else data.encode(), name in executable)
+        for name, data in files.items()
+    )
+    return (content, pinned, shutil.which("git", path=env.get("PATH")))
 
 
 def rev(repo: Path, spec: str, env: Mapping[str, str] | None = None) -> str:

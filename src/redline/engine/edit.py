@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from itertools import pairwise
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from redline.engine import budget, invisible, newlines
 from redline.engine.budget import TooLarge
@@ -66,6 +66,7 @@ class EditRequest:
     threshold: float = DEFAULT_THRESHOLD
     limit: int = budget.LIMIT  # the tolerant tiers' budget (engine.budget)
     validate: bool = False  # the new content must parse (engine.validate)
+    tool: ClassVar[str] = "edit"
 
 
 @dataclass

@@ -19,16 +19,17 @@ message) is gitops.evidence, and an undo is gitops.undo.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pygit2
 
-from redline.engine.edit import EditRequest, apply_edit
+from redline.engine.edit import EditRequest
+from redline.engine.edit_plan import plan_edit
 from redline.engine.errors import RequestError
 from redline.engine.patch import PatchRequest, apply_patch, summarise
 from redline.engine.patch_parse import parse_patch
+from redline.engine.plan import GroupPlan, PatchOutcome
 from redline.engine.policy import Policy
 from redline.engine.read import (
     ReadRequest,
@@ -41,7 +42,7 @@ from redline.engine.result import Result
 from redline.engine.write import DeleteRequest, WriteRequest, operation, plan_file
 from redline.gitops import evidence
 from redline.gitops import undo as undoing
-from redline.gitops.carried import FlaggedEdits, carried_flag
+from redline.gitops.carried import FlaggedEdits
 from redline.gitops.notes import NoteOperation
 from redline.gitops.publish import Fault
 from redline.gitops.repo import Layout
@@ -56,7 +57,7 @@ from redline.gitops.transaction import (
     content,
     here,
 )
-from redline.gitops.trees import FILE, Entry
+from redline.gitops.trees import Entry
 from redline.gitops.verdict import Judge, PolicyReading, rejection
 from redline.gitops.worktree import check_path, read_bytes
 from redline.gitops.writer import PLAIN, Writer
@@ -172,34 +173,19 @@ class SessionApplier:
     def _plan(
         self, request: Request, snapshot: SnapshotOnWorker, request_id: str, model: str | None
     ) -> tuple[Result, list[Group]]:
-        if isinstance(request, EditRequest):
-            return self._plan_edit(request, snapshot, request_id, model)
-        if isinstance(request, WriteRequest | DeleteRequest):
-            wanted = self._validates(request) if isinstance(request, WriteRequest) else None
-            outcome = plan_file(request, snapshot, wanted)
-            tool = request.tool
-        else:
-            assert isinstance(request, PatchRequest)
-            outcome = apply_patch(request.patch, snapshot, self._validates(request))
-            tool = "apply_patch"
+        """Plan ``request`` (engine) and judge each of its file groups: the commits to make.
+
+        A group the policy refuses refuses the whole request, except a patch's: its
+        other groups still apply."""
+        outcome = self._planned(request, snapshot)
         result = outcome.result
         if outcome.plan is None:
             return result, []
-        groups = []
+        tool = request.tool
+        groups: list[Group] = []
         rejected = False
         for plan_group in outcome.plan.applied:
-            if not plan_group.changes:
-                continue
-            files: dict[str, Entry | Content | None] = {
-                c.path: content(snapshot, c) for c in plan_group.changes
-            }
-            hunks = [h for h in result.hunks if h.path in plan_group.paths]
-            operations = evidence.hunk_operations(hunks)
-            operations += [
-                NoteOperation(c.path, _op(c) if tool == "apply_patch" else operation(c))
-                for c in plan_group.changes
-                if tool != "apply_patch" or c.before is None or c.after is None
-            ]
+            operations = self._operations(tool, result, plan_group)
             verdict = self.judge.judge(operations) + self.judge.carried(
                 snapshot, plan_group.changes, whole=tool == "write"
             )
@@ -209,24 +195,17 @@ class SessionApplier:
             if self.judge.refuses(verdict):
                 if tool != "apply_patch":
                     refused = Result("rejected", path=result.path, error=rejection(verdict))
+                    refused.matches = result.matches
+                    refused.match_type, refused.confidence = result.match_type, result.confidence
                     refused.flags = verdict
                     return refused, []
                 plan_group.error = rejection(verdict)
                 plan_group.rejected = True
                 rejected = True
                 continue
-            edit = evidence.new_edit()
-            note = evidence.note(
-                edit, request_id, self.session.name, tool, model, "agent", operations
-            )
-            note.cleaned = list(result.cleaned)
-            if plan_group.validation:
-                note.validation = [v.note_json() for v in plan_group.validation]
-            self.judge.flag(note, result, verdict)
-            message = evidence.group_message(
-                self.session.name, tool, plan_group.operations, hunks, edit
-            )
-            groups.append(Group(list(files), files, note, message))
+            group = self._group(tool, request_id, model, result, plan_group, operations, snapshot)
+            self.judge.flag(group.note, result, verdict)
+            groups.append(group)
         if rejected:
             flags = result.flags
             result = summarise(outcome.plan)
@@ -235,61 +214,68 @@ class SessionApplier:
                 result.status = "rejected"
         return result, groups
 
-    def _plan_edit(
-        self, request: EditRequest, snapshot: SnapshotOnWorker, request_id: str, model: str | None
-    ) -> tuple[Result, list[Group]]:
-        try:
-            path = check_path(self.root, request.path)
-            data = snapshot.read(path)
-        except RequestError as exc:
-            return Result("invalid", path=request.path, error=str(exc)), []
-        if data is None:
-            what = "a directory" if snapshot.is_dir(path) else "not in the session"
-            return Result(
-                "invalid",
-                path=request.path,
-                error=f"{request.path!r} is {what}; name a file of the session's worktree "
-                "(to create one, use the write tool)",
-            ), []
-        if not request.validate and self.judge.policy.validates(path):
-            request = replace(request, validate=True)
-        outcome = apply_edit(data, request)
-        result = outcome.result
-        if outcome.data is None:
-            return result, []
-        planned = Content(outcome.data, snapshot.mode(path) or FILE)
-        operations = evidence.edit_operations(path, result)
-        after = outcome.data
-        verdict = self.judge.judge(operations) + [
-            carried_flag(path, e)
-            for e in snapshot.on_worker(lambda: self.flagged.rewritten_by(path, data, after))
-        ]
-        verdict += self.judge.settings_changed(snapshot.read, {path: after})
-        if self.judge.refuses(verdict):
-            refused = Result("rejected", path=path, error=rejection(verdict))
-            refused.matches = result.matches
-            refused.match_type, refused.confidence = result.match_type, result.confidence
-            refused.flags = verdict
-            return refused, []
-        edit = evidence.new_edit()
-        note = evidence.note(
-            edit, request_id, self.session.name, "edit", model, "agent", operations
-        )
-        note.cleaned = list(result.cleaned)
-        if outcome.validation is not None:
-            note.validation = [outcome.validation.note_json()]
-        self.judge.flag(note, result, verdict)
-        if result.match_type and result.match_type != "exact":
-            note.tolerances = [result.match_type]
-        message = evidence.edit_message(self.session.name, path, result, edit)
-        return result, [Group([path], {path: planned}, note, message)]
+    def _planned(self, request: Request, snapshot: SnapshotOnWorker) -> PatchOutcome:
+        """The engine's plan of ``request`` against the session's snapshot."""
+        wanted = self.judge.policy.validated(getattr(request, "validate", False))
+        if isinstance(request, EditRequest):
+            return plan_edit(request, snapshot, wanted, _not_in_the_session)
+        if isinstance(request, WriteRequest):
+            return plan_file(request, snapshot, wanted)
+        if isinstance(request, DeleteRequest):
+            return plan_file(request, snapshot)
+        assert isinstance(request, PatchRequest)
+        return apply_patch(request.patch, snapshot, wanted)
 
-    def _validates(self, request: PatchRequest | WriteRequest) -> Callable[[str], bool] | None:
-        """Which paths of a patch or write must still parse: all when the request asks,
-        else those the policy names (None: none; a delete leaves nothing to parse)."""
-        if getattr(request, "validate", False):
-            return lambda path: True
-        return self.judge.policy.validates if self.judge.policy.validate else None
+    @staticmethod
+    def _operations(tool: str, result: Result, group: GroupPlan) -> list[NoteOperation]:
+        """What the note says ``group`` did: the text each edit or hunk matched, and the
+        files a tool wrote whole, created or deleted."""
+        if tool == "edit":
+            return evidence.edit_operations(group.paths[0], result)
+        hunks = [h for h in result.hunks if h.path in group.paths]
+        return evidence.hunk_operations(hunks) + [
+            NoteOperation(c.path, _op(c) if tool == "apply_patch" else operation(c))
+            for c in group.changes
+            if tool != "apply_patch" or c.before is None or c.after is None
+        ]
+
+    def _group(
+        self,
+        tool: str,
+        request_id: str,
+        model: str | None,
+        result: Result,
+        plan_group: GroupPlan,
+        operations: list[NoteOperation],
+        snapshot: SnapshotOnWorker,
+    ) -> Group:
+        """The commit of a planned file group, with its note (not yet judged)."""
+        edit = evidence.new_edit()
+        note = evidence.note(edit, request_id, self.session.name, tool, model, "agent", operations)
+        note.cleaned = list(result.cleaned)
+        if plan_group.validation:
+            note.validation = [v.note_json() for v in plan_group.validation]
+        files: dict[str, Entry | Content | None] = {
+            c.path: content(snapshot, c) for c in plan_group.changes
+        }
+        if tool == "edit":
+            if result.match_type and result.match_type != "exact":
+                note.tolerances = [result.match_type]
+            message = evidence.edit_message(self.session.name, plan_group.paths[0], result, edit)
+        else:
+            hunks = [h for h in result.hunks if h.path in plan_group.paths]
+            message = evidence.group_message(
+                self.session.name, tool, plan_group.operations, hunks, edit
+            )
+        return Group(list(files), files, note, message)
+
+
+def _not_in_the_session(path: str, folder: bool) -> str:
+    what = "a directory" if folder else "not in the session"
+    return (
+        f"{path!r} is {what}; name a file of the session's worktree (to create one, use the "
+        "write tool)"
+    )
 
 
 def _target_paths(root: Path, request: Request) -> list[str]:

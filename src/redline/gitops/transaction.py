@@ -30,7 +30,7 @@ from redline.engine.errors import RedlineError, RequestError
 from redline.engine.patch import changed_after_planning
 from redline.engine.patch_plan import FileChange
 from redline.engine.policy import SETTINGS_FILES
-from redline.engine.result import Commit, Result
+from redline.engine.result import CommitReport, Result
 from redline.gitops import evidence, notes, sent
 from redline.gitops.carried import carried_flag
 from redline.gitops.errors import WorktreeGone
@@ -240,7 +240,7 @@ class Transaction:
         if unfinished is not None:
             result.hint = unfinished
         result.commits = [
-            Commit(str(oid), g.note.edit, g.paths, g.note.source)  # type: ignore[arg-type]
+            CommitReport(str(oid), g.note.edit, g.paths, g.note.source)  # type: ignore[arg-type]
             for oid, g in chain
         ]
         return result

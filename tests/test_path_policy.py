@@ -25,6 +25,7 @@ directory, ``.git`` file or git directory changed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -340,6 +341,14 @@ def _expected_changes(op: str, root: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def gitmode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     base = tmp_path_factory.mktemp("gitmode")
+    with _targets_committed(base) as (gm, bare):
+        yield _run_git_mode(gm, base, bare, OPS, _apply_session)
+
+
+@contextlib.contextmanager
+def _targets_committed(base: Path) -> Iterator[tuple[GitMode, str]]:
+    """A git-mode repository whose HEAD holds the targets, and the commit before them
+    (for the operations whose accepted paths must not exist yet)."""
     home = base / "home"
     home.mkdir()
     with git_mode(base, home, committed_files(with_targets=False)) as gm:
@@ -351,7 +360,7 @@ def gitmode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         # The nested repository's git directory is untracked data, not an external change.
         with (gm.repo / ".git" / "info" / "exclude").open("a") as exclude:
             exclude.write("gitdirs/\n")
-        yield _run_git_mode(gm, base, bare, OPS, _apply_session)
+        yield gm, bare
 
 
 GitSend = Callable[[GitMode, str, str, list[dict[str, Any]]], list[Any]]
@@ -448,16 +457,7 @@ def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
 def mcp_gitmode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     """The operations an MCP client can call, through ``redline mcp --session``."""
     base = tmp_path_factory.mktemp("mcp-gitmode")
-    home = base / "home"
-    home.mkdir()
-    with git_mode(base, home, committed_files(with_targets=False)) as gm:
-        bare = gm.git("rev-parse", "HEAD").strip()
-        for name, content in committed_files(with_targets=True).items():
-            write(gm.repo / name, content)
-        gm.git("add", "-A")
-        gm.git("commit", "-q", "-m", "targets")
-        with (gm.repo / ".git" / "info" / "exclude").open("a") as exclude:
-            exclude.write("gitdirs/\n")
+    with _targets_committed(base) as (gm, bare):
         yield _run_git_mode(gm, base, bare, MCP_OPS, _mcp_session, prefix="m")
 
 

@@ -39,7 +39,7 @@ from redline.engine.read import (
     unreadable,
 )
 from redline.engine.result import Result
-from redline.engine.write import DeleteRequest, WriteRequest, operation, plan_file
+from redline.engine.write import DeleteRequest, WriteRequest, plan_file
 from redline.gitops import evidence
 from redline.gitops import undo as undoing
 from redline.gitops.carried import FlaggedEdits
@@ -63,7 +63,6 @@ from redline.gitops.worktree import check_path, read_bytes
 from redline.gitops.writer import PLAIN, Writer
 
 if TYPE_CHECKING:
-    from redline.engine.patch_plan import FileChange
     from redline.engine.requests import Request
 
 __all__ = ["OnWorker", "PolicyReading", "SessionApplier", "here"]
@@ -185,7 +184,7 @@ class SessionApplier:
         groups: list[Group] = []
         rejected = False
         for plan_group in outcome.plan.applied:
-            operations = self._operations(tool, result, plan_group)
+            operations = evidence.operations(tool, result, plan_group)
             verdict = self.judge.judge(operations) + self.judge.carried(
                 snapshot, plan_group.changes, whole=tool == "write"
             )
@@ -225,19 +224,6 @@ class SessionApplier:
             return plan_file(request, snapshot)
         assert isinstance(request, PatchRequest)
         return apply_patch(request.patch, snapshot, wanted)
-
-    @staticmethod
-    def _operations(tool: str, result: Result, group: GroupPlan) -> list[NoteOperation]:
-        """What the note says ``group`` did: the text each edit or hunk matched, and the
-        files a tool wrote whole, created or deleted."""
-        if tool == "edit":
-            return evidence.edit_operations(group.paths[0], result)
-        hunks = [h for h in result.hunks if h.path in group.paths]
-        return evidence.hunk_operations(hunks) + [
-            NoteOperation(c.path, _op(c) if tool == "apply_patch" else operation(c))
-            for c in group.changes
-            if tool != "apply_patch" or c.before is None or c.after is None
-        ]
 
     def _group(
         self,
@@ -295,11 +281,3 @@ def _target_paths(root: Path, request: Request) -> list[str]:
         except RequestError:
             continue
     return valid
-
-
-def _op(change: FileChange) -> str:
-    if change.before is None:
-        return "add"
-    if change.after is None:
-        return "delete"
-    return "update"

@@ -12,7 +12,9 @@ from collections.abc import Sequence
 
 from redline.engine.confidence import shown_confidence
 from redline.engine.paths import safe_text, shown_path
+from redline.engine.plan import FileChange, GroupPlan
 from redline.engine.result import HunkReport, Result
+from redline.engine.write import operation
 from redline.gitops.notes import Note, NoteOperation
 
 
@@ -55,6 +57,27 @@ def edit_operations(path: str, result: Result) -> list[NoteOperation]:
         )
         for m in result.matches
     ]  # fmt: skip
+
+
+def operations(tool: str, result: Result, group: GroupPlan) -> list[NoteOperation]:
+    """What the note says a planned ``group`` did: the text each edit or hunk matched, and
+    the files a tool wrote whole, created or deleted."""
+    if tool == "edit":
+        return edit_operations(group.paths[0], result)
+    hunks = [h for h in result.hunks if h.path in group.paths]
+    return hunk_operations(hunks) + [
+        NoteOperation(c.path, _patched(c) if tool == "apply_patch" else operation(c))
+        for c in group.changes
+        if tool != "apply_patch" or c.before is None or c.after is None
+    ]
+
+
+def _patched(change: FileChange) -> str:
+    if change.before is None:
+        return "add"
+    if change.after is None:
+        return "delete"
+    return "update"
 
 
 def trailer(body: str, edit: str) -> str:

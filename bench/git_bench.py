@@ -539,6 +539,7 @@ def reproduce(repo: Path, stream: EditStream, edits: int) -> dict[str, Any]:
     import redline.gitops.apply as gitapply
     import redline.gitops.publish as publishing
     import redline.gitops.snapshot as snapshot
+    import redline.gitops.transaction as transaction
     import redline.tools.schema as schema
     from redline.daemon import watcher as watching
     from redline.daemon.service import Service
@@ -565,15 +566,15 @@ def reproduce(repo: Path, stream: EditStream, edits: int) -> dict[str, Any]:
             (service, "call", "Service.call (worker thread, total)"),
             (schema, "parse_request", "parse_request (pydantic)"),
             (applier, "apply", "SessionApplier.apply"),
-            (applier, "_tip", "_tip (branch ref + tip tree)"),
-            (applier, "_external_changes", "_external_changes (snapshot of dirty paths)"),
-            (gitapply, "changed_paths", "changed_paths"),
+            (applier.tx, "_tip", "_tip (branch ref + tip tree)"),
+            (applier.tx, "_external_changes", "_external_changes (snapshot of dirty paths)"),
+            (transaction, "changed_paths", "changed_paths"),
             (snapshot, "entry_on_disk", "entry_on_disk (read + hash one file)"),
             (applier, "_plan", "_plan (read blob, match, new blob, note dict)"),
             (gitapply, "apply_edit", "apply_edit (engine)"),
-            (applier, "_commit", "_commit (tree update + commit object)"),
-            (gitapply, "with_entries", "trees.with_entries"),
-            (applier, "_changed_on_disk", "_changed_on_disk (re-read target)"),
+            (applier.tx, "commit", "commit (tree update + commit object)"),
+            (transaction, "with_entries", "trees.with_entries"),
+            (applier.tx, "_changed_on_disk", "_changed_on_disk (re-read target)"),
             (applier.publisher, "publish", "Publisher.publish"),
             (notes, "prepare", "notes.prepare (notes blob/trees/commit)"),
             (service.staged, "flush", "StagedObjects.flush (one pack)"),

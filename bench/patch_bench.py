@@ -24,8 +24,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from patch_corpus import CATEGORIES, PatchCase, TimingCase, build_cases, timing_case
-from redline.engine.patch import PatchOutcome, apply_patch
+from redline.engine.patch import apply_patch
 from redline.engine.patch_plan import MemorySnapshot
+from redline.engine.plan import PatchOutcome
 
 TIMING_RUNS = 20
 TARGET_MS = 100.0

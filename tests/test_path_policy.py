@@ -9,8 +9,9 @@ receives it, through
 - embedded write (real and ``--dry-run``), delete and read;
 - the same requests in git mode, through a real daemon on a real socket
   (``redline apply --session``);
-- the same requests as tool calls of ``redline mcp --embedded`` (the edit tools;
-  apply_patch for a patch-native model), over the MCP SDK's in-memory transport.
+- the same requests as tool calls of ``redline mcp --embedded`` and ``redline mcp
+  --session`` (the edit tools; apply_patch for a patch-native model), over the MCP
+  SDK's in-memory transport.
 
 Each target exists on disk where a file system can hold it (``.git/config``
 carries the marker the edit replaces, ``c:notes.txt`` and ``a\\b.txt`` are
@@ -24,6 +25,7 @@ directory, ``.git`` file or git directory changed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -339,6 +341,14 @@ def _expected_changes(op: str, root: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def gitmode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     base = tmp_path_factory.mktemp("gitmode")
+    with _targets_committed(base) as (gm, bare):
+        yield _run_git_mode(gm, base, bare, OPS, _apply_session)
+
+
+@contextlib.contextmanager
+def _targets_committed(base: Path) -> Iterator[tuple[GitMode, str]]:
+    """A git-mode repository whose HEAD holds the targets, and the commit before them
+    (for the operations whose accepted paths must not exist yet)."""
     home = base / "home"
     home.mkdir()
     with git_mode(base, home, committed_files(with_targets=False)) as gm:
@@ -350,30 +360,45 @@ def gitmode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         # The nested repository's git directory is untracked data, not an external change.
         with (gm.repo / ".git" / "info" / "exclude").open("a") as exclude:
             exclude.write("gitdirs/\n")
-        yield _run_git_mode(gm, base, bare)
+        yield gm, bare
 
 
-def _run_git_mode(gm: GitMode, base: Path, bare: str) -> Run:
+GitSend = Callable[[GitMode, str, str, list[dict[str, Any]]], list[Any]]
+
+
+def _apply_session(gm: GitMode, name: str, op: str, requests: list[dict[str, Any]]) -> list[Any]:
+    """``redline apply --session``: the CLI's way to the daemon."""
+    args = [
+        "--session",
+        name,
+        "--repo",
+        str(gm.repo),
+        *(["--dry-run"] if op.endswith("-dry") else []),
+    ]
+    return run_jsonl(args, requests, gm.repo, gm.env)
+
+
+def _mcp_session(gm: GitMode, name: str, op: str, requests: list[dict[str, Any]]) -> list[Any]:
+    """``redline mcp --session``: the MCP server's way to the daemon."""
+    return mcp_answers(gm.repo, gm.env, requests, "--session", name, "--repo", str(gm.repo))
+
+
+def _run_git_mode(
+    gm: GitMode, base: Path, bare: str, ops: tuple[str, ...], send: GitSend, prefix: str = ""
+) -> Run:
     run = Run()
     main_git = gm.repo / ".git"
     watched = [main_git / "config", main_git / "hooks"]
-    for op in OPS:
-        name = op.replace("-", "")
+    for op in ops:
+        name = prefix + op.replace("-", "")
         extra = ["--base", bare] if op in NO_TARGETS else []
         worktree = Path(gm.cli.open_session(name, *extra)["worktree"])
-        outside = base / op / "outside"
+        outside = base / (prefix + op) / "outside"
         outside.parent.mkdir(parents=True)
         hostile_layout(worktree, outside, gm.env)
         before = digest(worktree, outside, *watched)
-        args = [
-            "--session",
-            name,
-            "--repo",
-            str(gm.repo),
-            *(["--dry-run"] if op.endswith("-dry") else []),
-        ]
         requests = [request(op, c, worktree, outside) for c in cases_for(op)]
-        answers = run_jsonl(args, requests, gm.repo, gm.env)
+        answers = send(gm, name, op, requests)
         check_op_results(op, answers, worktree)
         after = digest(worktree, outside, *watched)
         assert guarded(after, worktree) == guarded(before, worktree), op
@@ -402,11 +427,13 @@ MCP_OPS = ("edit", "write", "delete-file", "read", "update", "delete", "add", "m
 PATCH_OPS = ("update", "delete", "add", "move")  # shown to a patch-native model only
 
 
-def mcp_answers(root: Path, env: dict[str, str], requests: list[dict[str, Any]]) -> list[Any]:
-    """The structured results of ``requests`` as tool calls of ``redline mcp --embedded``
-    under ``root`` (a patch-native model for apply_patch)."""
+def mcp_answers(
+    root: Path, env: dict[str, str], requests: list[dict[str, Any]], *where: str
+) -> list[Any]:
+    """The structured results of ``requests`` as tool calls of ``redline mcp`` (``where``:
+    ``--embedded`` under ``root`` unless told) for a patch-native model for apply_patch."""
     patch = requests[0]["tool"] == "apply_patch"
-    args = ("--embedded", *(("--model", "gpt-5") if patch else ()))
+    args = (*(where or ("--embedded",)), *(("--model", "gpt-5") if patch else ()))
 
     async def main() -> list[Any]:
         async with mcp_client.connect(env, root, *args) as session:
@@ -426,6 +453,14 @@ def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     yield run_in_folders(base, MCP_OPS, lambda root, env, op, rs: mcp_answers(root, env, rs))
 
 
+@pytest.fixture(scope="module")
+def mcp_gitmode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    """The operations an MCP client can call, through ``redline mcp --session``."""
+    base = tmp_path_factory.mktemp("mcp-gitmode")
+    with _targets_committed(base) as (gm, bare):
+        yield _run_git_mode(gm, base, bare, MCP_OPS, _mcp_session, prefix="m")
+
+
 # --- the verdicts ---------------------------------------------------------------------------
 
 
@@ -435,6 +470,17 @@ def test_mcp_gives_the_same_verdict_and_message_as_apply(embedded: Run, mcp: Run
         mine = embedded.results[key]
         assert mine["status"] == theirs["status"], (key, mine["error"], theirs["error"])
         assert embedded.error(*key) == mcp.error(*key), key
+
+
+def test_mcp_in_git_mode_gives_the_same_verdict_and_message_as_apply(
+    gitmode: Run, mcp_gitmode: Run
+) -> None:
+    assert set(mcp_gitmode.results) == {k for k in gitmode.results if k[0] in MCP_OPS}
+    for key, theirs in mcp_gitmode.results.items():
+        mine = gitmode.results[key]
+        assert mine["status"] == theirs["status"], (key, mine["error"], theirs["error"])
+        assert gitmode.error(*key) == mcp_gitmode.error(*key), key
+        assert theirs["session"] is not None
 
 
 def test_every_mode_gives_the_same_verdict_and_message(embedded: Run, gitmode: Run) -> None:

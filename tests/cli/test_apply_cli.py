@@ -958,10 +958,10 @@ def _raise_for(path: str, exc: Exception, real: Callable[..., Any]) -> Callable[
 def test_internal_error_becomes_a_failed_result_and_the_stream_goes_on(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import redline.fsops.apply as fs_apply
+    import redline.engine.edit_plan as edit_plan
 
     boom = RecursionError("maximum recursion depth exceeded")
-    monkeypatch.setattr(fs_apply, "apply_edit", _raise_for("a.py", boom, fs_apply.apply_edit))
+    monkeypatch.setattr(edit_plan, "apply_edit", _raise_for("a.py", boom, edit_plan.apply_edit))
     before = snapshot(tmp_path)
     payload = line(request("a.py", old_string="import os", new_string="import json")) + line(
         request("b.py", old_string="return 1", new_string="return 2")
@@ -983,10 +983,10 @@ def test_internal_error_becomes_a_failed_result_and_the_stream_goes_on(
 def test_internal_error_in_a_single_request_prints_a_result_and_exits_1(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import redline.fsops.apply as fs_apply
+    import redline.engine.edit_plan as edit_plan
 
     boom = KeyError("lost")
-    monkeypatch.setattr(fs_apply, "apply_edit", _raise_for("a.py", boom, fs_apply.apply_edit))
+    monkeypatch.setattr(edit_plan, "apply_edit", _raise_for("a.py", boom, edit_plan.apply_edit))
     before = snapshot(tmp_path)
     outcome = CliRunner().invoke(
         cli,

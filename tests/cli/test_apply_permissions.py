@@ -88,7 +88,7 @@ def test_ask_is_rejected_with_what_to_configure(root: Path) -> None:
     code, [result] = run(root, edit("poetry.lock", "lock", "LOCK"))
     assert code == 1
     assert result["status"] == "rejected"
-    assert "needs the user's approval" in result["error"]
+    assert "needs the user to allow it" in result["error"]
     assert '[permission.edit] "poetry.lock" = "allow"' in result["error"]
     assert "`redline mcp`" in result["error"]
     assert (root / "poetry.lock").read_text() == "lock\n"
@@ -241,7 +241,7 @@ def test_a_session_enforces_the_repositorys_rules(gm: GitMode) -> None:
     assert [r["status"] for r in results] == ["rejected", "rejected", "applied"]
     assert all(r["session"] == "s" for r in results)
     assert 'permission.edit."docs/**" = "deny"' in results[0]["error"]
-    assert "needs the user's approval" in results[1]["error"]
+    assert "needs the user to allow it" in results[1]["error"]
     # one commit: the allowed edit's
     [commit] = branch_commits(gm.repo, "redline/s", base, gm.env)
     assert gm.git("diff-tree", "--no-commit-id", "--name-only", "-r", commit).split() == ["b.py"]

@@ -229,12 +229,12 @@ def test_apply_answers_a_bug_with_a_json_result_naming_the_crash_log(
     """``apply`` keeps its own rule inside the boundary: every request gets a result."""
     import json
 
-    import redline.fsops.apply as fs_apply
+    import redline.engine.edit_plan as edit_plan
 
     def boom(*args: object, **kwargs: object) -> None:
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(fs_apply, "apply_edit", boom)
+    monkeypatch.setattr(edit_plan, "apply_edit", boom)
     (tmp_path / "a.py").write_text("x = 1\n")
     request = {"tool": "edit", "path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}
     outcome = CliRunner().invoke(cli, ["apply", "--root", str(tmp_path)], input=json.dumps(request))

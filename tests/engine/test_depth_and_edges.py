@@ -14,8 +14,9 @@ from __future__ import annotations
 import pytest
 
 from redline.engine.edit import EditItem, EditOutcome, EditRequest, apply_edit
-from redline.engine.patch import PatchOutcome, apply_patch
+from redline.engine.patch import apply_patch
 from redline.engine.patch_plan import MemorySnapshot
+from redline.engine.plan import PatchOutcome
 
 
 def edit(text: str, old: str, new: str) -> EditOutcome:

@@ -54,8 +54,9 @@ from perturbations import (
 from redline.engine.edit import EditItem, EditOutcome, EditRequest, apply_edit
 from redline.engine.fold import translate_punctuation
 from redline.engine.match import find_all, inside_indentation
-from redline.engine.patch import PatchOutcome, apply_patch
+from redline.engine.patch import apply_patch
 from redline.engine.patch_plan import MemorySnapshot
+from redline.engine.plan import PatchOutcome
 
 # --------------------------------------------------------------------------- budget and log
 

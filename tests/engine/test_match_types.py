@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import get_args
 
 from redline.engine import hunks, match, policy
-from redline.engine.match_types import MATCH_TYPES, TIERS, MatchType, confidences, readme_rows
+from redline.engine.match_types import (
+    MATCH_TYPES,
+    SIMILARITY,
+    TIERS,
+    MatchType,
+    confidences,
+    readme_rows,
+)
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -35,6 +42,26 @@ def test_the_engine_and_the_policy_read_the_table() -> None:
     # tools that share a tier share its confidence
     shared = confidences("edit").keys() & confidences("apply_patch").keys()
     assert shared == {"exact", "punctuation"}
+
+
+def test_the_chain_runs_the_tables_tiers_in_its_order() -> None:
+    """Every tier of the edit's chain has a finder, and the chain tries them in the
+    table's order: a file where several tiers would match reports the strictest."""
+    assert set(match._FIND) | set(SIMILARITY) == set(match.TIERS)
+    assert (*match._UNBUDGETED, *match._BUDGETED) == tuple(
+        name for name in match.TIERS if name not in SIMILARITY
+    )
+    # old_string found exactly and also with a folded quote: exact wins
+    text = "a = 'x'\na = ‘x’\n"
+    assert match.match_chain(match.FileView(text), "a = 'x'", 0.8).match_type == "exact"
+    # without the exact text, the punctuation tier finds it
+    chained = match.match_chain(match.FileView("a = ‘x’\n"), "a = 'x'", 0.8)
+    assert chained.match_type == "punctuation"
+
+
+def test_the_similarity_tiers_follow_the_table() -> None:
+    assert SIMILARITY == ("fuzzy", "line_fuzzy")
+    assert all(isinstance(t.confidence, str) == (t.name in SIMILARITY) for t in TIERS)
 
 
 def _tables(text: str) -> list[list[str]]:

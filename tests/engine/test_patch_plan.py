@@ -10,9 +10,10 @@ import codecs
 import pytest
 
 from redline.engine.errors import RequestError
-from redline.engine.patch import PatchOutcome, apply_patch
+from redline.engine.patch import apply_patch
 from redline.engine.patch_parse import PatchSyntaxError
 from redline.engine.patch_plan import FileChange, plan_patch
+from redline.engine.plan import PatchOutcome
 from redline.engine.result import GroupReport
 
 

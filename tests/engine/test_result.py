@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from redline.engine.result import Commit, Failure, GroupReport, HunkReport, Match, Result
+from redline.engine.result import CommitReport, Failure, GroupReport, HunkReport, Match, Result
 
 
 def full_result() -> Result:
@@ -27,7 +27,7 @@ def full_result() -> Result:
         hunks=[HunkReport("a.py", 0, "exact", 1.0, 1, 2, 0, None, "x = 1\n")],
         dry_run=True,
         session="s",
-        commits=[Commit("c0ffee", "e1", ["a.py"], "agent")],
+        commits=[CommitReport("c0ffee", "e1", ["a.py"], "agent")],
         flags=[{"rule": "protected", "path": "a.py"}],
     )
 

@@ -6,8 +6,8 @@ import codecs
 
 import pytest
 
-from redline.engine.patch import PatchOutcome
 from redline.engine.patch_plan import MemorySnapshot
+from redline.engine.plan import PatchOutcome
 from redline.engine.write import DeleteRequest, LineEnding, WriteRequest, plan_file
 
 CRLF_FILE = b"one\r\ntwo\r\nthree\r\n"

@@ -34,6 +34,7 @@ from gitmode_fixtures import (
     trailer,
     write,
 )
+from redline.engine import edit_plan
 from redline.gitops import apply as apply_module
 from redline.gitops.apply import SessionApplier
 from redline.gitops.errors import RefMoved
@@ -459,7 +460,7 @@ def test_matching_runs_on_the_callers_thread_and_git_on_the_git_thread(
     applier, s = session
     seen: dict[str, set[threading.Thread]] = {"engine": set(), "git": set()}
     real_edit, real_patch, real_read = (
-        apply_module.apply_edit,
+        edit_plan.apply_edit,
         apply_module.apply_patch,
         (TreeSnapshot.read),
     )
@@ -476,7 +477,7 @@ def test_matching_runs_on_the_callers_thread_and_git_on_the_git_thread(
         seen["git"].add(threading.current_thread())
         return real_read(self, path)
 
-    monkeypatch.setattr(apply_module, "apply_edit", engine_edit)
+    monkeypatch.setattr(edit_plan, "apply_edit", engine_edit)
     monkeypatch.setattr(apply_module, "apply_patch", engine_patch)
     monkeypatch.setattr(TreeSnapshot, "read", read)
     git_thread = GitThread()
@@ -497,7 +498,7 @@ def test_a_branch_moved_while_planning_leaves_nothing_written(
 ) -> None:
     applier, s = session
     wt = Path(s.worktree)
-    real_edit = apply_module.apply_edit
+    real_edit = edit_plan.apply_edit
     moved: list[str] = []
 
     def meanwhile(*args: Any) -> Any:
@@ -506,7 +507,7 @@ def test_a_branch_moved_while_planning_leaves_nothing_written(
         moved.append(rev(repo, BRANCH))
         return real_edit(*args)
 
-    monkeypatch.setattr(apply_module, "apply_edit", meanwhile)
+    monkeypatch.setattr(edit_plan, "apply_edit", meanwhile)
     notes_before = git(repo, "for-each-ref", "refs/notes/")
     with pytest.raises(RefMoved):
         apply(applier, edit("a.py", "'Hello, ' + name", "'Hi, ' + name"), on_worker=GitThread())
@@ -514,7 +515,7 @@ def test_a_branch_moved_while_planning_leaves_nothing_written(
     assert git(repo, "for-each-ref", "refs/notes/") == notes_before
     assert "'Hello, ' + name" in (wt / "a.py").read_text()
     assert not applier.publisher.pending()
-    monkeypatch.setattr(apply_module, "apply_edit", real_edit)
+    monkeypatch.setattr(edit_plan, "apply_edit", real_edit)
     again = apply(applier, edit("a.py", "'Hello, ' + name", "'Hi, ' + name"))
     assert again["status"] == "applied"
 

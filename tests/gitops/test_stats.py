@@ -218,3 +218,10 @@ def test_a_squash_note_whose_carried_evidence_is_broken_is_skipped_as_unreadable
     git(repo, "notes", "--ref=redline", "add", "-m", json.dumps(squash_note), "HEAD")
     r = report(repo)
     assert (r.unreadable, r.requests, r.edits) == (1, 0, 0)
+
+
+def test_rows_are_ordered_by_the_one_table_of_match_types() -> None:
+    from redline.engine.match_types import MATCH_TYPES
+    from redline.gitops import stats
+
+    assert stats.ORDER == MATCH_TYPES

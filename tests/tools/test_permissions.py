@@ -270,7 +270,7 @@ def test_request_decision(request_: dict[str, object], expected: tuple[str, str 
     assert (decision.action, path) == expected
 
 
-def test_one_approval_covers_both_edit_tools() -> None:
+def test_allowing_one_edit_tool_allows_both() -> None:
     assert family("edit") == family("apply_patch") == family("patch") == "edit"
     assert family("write") == "write"
     assert family("delete") == "delete"
@@ -295,6 +295,6 @@ def test_ask_without_someone_to_ask_says_what_to_configure() -> None:
     result = rejected_result(decision, "patch", "a.py")
     assert result["status"] == "rejected"
     error = result["error"]
-    assert 'needs the user\'s approval (rule permission.patch = "ask" (in .redline.toml))' in error
+    assert 'needs the user to allow it (rule permission.patch = "ask" (in .redline.toml))' in error
     assert "MCP client (`redline mcp`), which asks the user" in error
     assert '[permission.apply_patch] "a.py" = "allow"' in error

@@ -76,13 +76,13 @@ def mcp_command(
     git_mode = in_git and not embedded
     root = repository_root(repo) if git_mode else repo.resolve()
 
-    from redline.mcp.backend import DaemonSession, Embedded
+    from redline.mcp.backend import Daemon, Embedded
 
     backend: Backend
     if git_mode:
         from redline.cli._connect import daemon_client_started
 
-        backend = DaemonSession(lambda: daemon_client_started(repo), session)
+        backend = Daemon(lambda: daemon_client_started(repo), session)
     else:
         backend = Embedded(root)
     _serve(root, backend, model, provider, git_mode, session, repo)

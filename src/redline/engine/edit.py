@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from itertools import pairwise
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from redline.engine import budget, invisible, newlines
 from redline.engine.budget import TooLarge
@@ -31,6 +31,7 @@ from redline.engine.match import (
     inside_indentation,
     match_chain,
 )
+from redline.engine.match_types import SIMILARITY
 from redline.engine.prefixes import Reading, readings
 from redline.engine.result import Failure, Match, Result, Status, Tolerance
 
@@ -66,6 +67,7 @@ class EditRequest:
     threshold: float = DEFAULT_THRESHOLD
     limit: int = budget.LIMIT  # the tolerant tiers' budget (engine.budget)
     validate: bool = False  # the new content must parse (engine.validate)
+    tool: ClassVar[str] = "edit"
 
 
 @dataclass
@@ -293,7 +295,7 @@ def _locate(
         raise _AlreadyApplied
     if landed == "unclear":
         raise _retry_or_not(view, item, chain)
-    if chain.match_type in (None, "fuzzy", "line_fuzzy"):
+    if chain.match_type is None or chain.match_type in SIMILARITY:
         escaped = _escaped(view.text, item)
         if escaped is not None:
             return escaped
@@ -314,7 +316,7 @@ def _locate(
     span = chain.spans[0]
     if chain.match_type not in ("exact", "trailing_newline"):
         span = _from_line_start(text, span, old)
-    if chain.match_type in ("fuzzy", "line_fuzzy"):
+    if chain.match_type in SIMILARITY:
         span = _blank_lines_as_quoted(text, span, old)
     matched = text[span.start : span.end]
     if chain.match_type == "exact" or matched == old:

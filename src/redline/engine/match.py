@@ -20,7 +20,7 @@ from redline.engine import budget, similarity
 from redline.engine.analysis import ANALYSES
 from redline.engine.budget import TooLarge
 from redline.engine.fold import Folded, fold_punctuation, fold_whitespace
-from redline.engine.match_types import confidences, of_tool
+from redline.engine.match_types import SIMILARITY, MatchType, chain, confidences
 
 # The edit tool's fixed confidences (engine.match_types: one table of every tier).
 CONFIDENCE = confidences("edit")
@@ -28,7 +28,7 @@ CONFIDENCE = confidences("edit")
 # similarity rounds to (a 300-line block with one typo is 0.99996 similar).
 TOLERANT_CEILING = 0.9999
 # The chain's tiers, strictest first (the recoveries beside it are engine.edit's).
-TIERS = tuple(tier.name for tier in of_tool("edit") if not tier.recovery)
+TIERS = chain("edit")
 CLEAR_MARGIN = 0.03
 # Fuzzy tiers need this much non-whitespace text: shorter snippets are too
 # easily similar to unrelated code.
@@ -131,16 +131,8 @@ def match_chain(
     budget of character comparisons for ``old`` (and ``new``, adapted to the
     match) against this file.
     """
-    exact: list[tuple[str, Callable[[FileView, str], list[Span]]]] = [
-        ("exact", _exact),
-        ("trailing_newline", _trailing_newline),
-    ]
-    tolerant: list[tuple[str, Callable[[FileView, str], list[Span]]]] = [
-        ("punctuation", _punctuation),
-        ("whitespace", _whitespace),
-    ]
-    for name, tier in exact:
-        spans = tier(view, old)
+    for name in _UNBUDGETED:
+        spans = _FIND[name](view, old)
         if spans:
             return ChainResult(name, tuple(spans))
     fuzzy_too = len("".join(old.split())) >= MIN_FUZZY_CHARS
@@ -148,15 +140,15 @@ def match_chain(
     over = budget.check(old, view.text, new=new, lines=lines, fuzzy=fuzzy_too, limit=limit)
     if over is not None:
         return ChainResult(None, too_large=over)
-    for name, tier in tolerant:
-        spans = tier(view, old)
+    for name in _BUDGETED:
+        spans = _FIND[name](view, old)
         if spans:
             return ChainResult(name, tuple(spans))
     if not fuzzy_too:
         return ChainResult(None)
     fuzzy = _Fuzzy(view, old)
     best_miss: Span | None = None
-    for name, candidates in (("fuzzy", fuzzy.windows), ("line_fuzzy", fuzzy.blocks)):
+    for name, candidates in zip(SIMILARITY, (fuzzy.windows, fuzzy.blocks), strict=True):
         found = candidates()
         accepted = [s for s in found if s.score >= threshold]
         if accepted:
@@ -430,3 +422,16 @@ def _refine(needle: str, line: str) -> tuple[int, int] | None:
             if score > best_score:
                 best, best_score = (s, e), score
     return best
+
+
+# How each tier of the chain with a fixed confidence finds its candidates; the order is
+# engine.match_types's, and from the first budgeted tier on they run within the budget.
+_FIND: dict[MatchType, Callable[[FileView, str], list[Span]]] = {
+    "exact": _exact,
+    "trailing_newline": _trailing_newline,
+    "punctuation": _punctuation,
+    "whitespace": _whitespace,
+}
+_FIXED = [name for name in TIERS if name not in SIMILARITY]
+_UNBUDGETED = tuple(_FIXED[: _FIXED.index("punctuation")])
+_BUDGETED = tuple(_FIXED[_FIXED.index("punctuation") :])

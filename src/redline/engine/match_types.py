@@ -108,6 +108,13 @@ TIERS: tuple[Tier, ...] = (
 )
 
 MATCH_TYPES: tuple[MatchType, ...] = tuple(tier.name for tier in TIERS)
+# The tiers that report the similarity they computed (no fixed confidence).
+SIMILARITY: tuple[MatchType, ...] = tuple(t.name for t in TIERS if isinstance(t.confidence, str))
+
+
+def chain(tool: Tool) -> tuple[MatchType, ...]:
+    """The tiers of ``tool``'s match chain, strictest first (not the recoveries beside it)."""
+    return tuple(tier.name for tier in of_tool(tool) if not tier.recovery)
 
 
 def of_tool(tool: Tool) -> tuple[Tier, ...]:

@@ -40,6 +40,7 @@ from enum import Enum
 from redline.engine import indent
 from redline.engine.errors import MergeConflict, TooDifferent
 from redline.engine.fold import compact_key, translate_punctuation
+from redline.engine.match_types import SIMILARITY
 from redline.engine.newlines import LF
 from redline.engine.similarity import ratio
 from redline.engine.slips import (
@@ -52,7 +53,7 @@ from redline.engine.tokens import TOKEN, TokenMap, merge_tokens
 
 _PAIRABLE = 0.5  # lines less similar than this are not the same line edited
 _REWRITE = 0.75  # a changed line less similar than this to its old version is rewritten
-_FUZZY = ("fuzzy", "line_fuzzy")
+_FUZZY = SIMILARITY
 _WORD = re.compile(r"\w")
 
 

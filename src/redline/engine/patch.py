@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from redline.engine import invisible
 from redline.engine.decode import decode
@@ -12,6 +13,7 @@ from redline.engine.diff import unified
 from redline.engine.errors import FileFormatError, RequestError
 from redline.engine.hunks import HunkEvidence
 from redline.engine.patch_plan import FileChange, GroupPlan, PatchPlan, Snapshot, plan_patch
+from redline.engine.plan import PatchOutcome
 from redline.engine.result import GroupReport, HunkReport, Result, Tolerance
 
 CHANGED_AFTER_PLANNING = "changed after planning"
@@ -21,13 +23,7 @@ CHANGED_AFTER_PLANNING = "changed after planning"
 class PatchRequest:
     patch: str
     validate: bool = False  # every changed file must still parse (engine.validate)
-
-
-@dataclass
-class PatchOutcome:
-    result: Result
-    changes: list[FileChange]  # of the groups that apply, in order; empty when nothing does
-    plan: PatchPlan | None = None
+    tool: ClassVar[str] = "apply_patch"
 
 
 def apply_patch(

@@ -8,103 +8,36 @@ writes; the caller writes the changes of the groups that succeeded.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import replace
+from typing import Protocol
 
 from redline.engine import invisible
 from redline.engine.decode import decode, encode_text
 from redline.engine.errors import FileFormatError, RedlineError, RequestError
-from redline.engine.hunks import HunkError, HunkEvidence, apply_hunks
+from redline.engine.hunks import HunkError, apply_hunks
 from redline.engine.patch_parse import AddFile, DeleteFile, Operation, UpdateFile, parse_patch
 from redline.engine.paths import checked_path
+from redline.engine.plan import (
+    FileChange,
+    GroupPlan,
+    MemorySnapshot,
+    PatchPlan,
+    PathEvidence,
+    Snapshot,
+)
 
-if TYPE_CHECKING:
-    from redline.engine.validate import Validation
+__all__ = [
+    "FileChange",
+    "GroupPlan",
+    "MemorySnapshot",
+    "PatchPlan",
+    "PathEvidence",
+    "Snapshot",
+    "file_in_the_way",
+    "plan_patch",
+]
 
 OVERLAPPING = "apply_patch contains overlapping operations"
-
-
-class Snapshot(Protocol):
-    """Read-only view of the files a patch applies to (paths are normalised, '/'-separated)."""
-
-    def relative(self, path: str) -> str:
-        """``path`` as the patch spells it, made relative when it is absolute inside the
-        snapshot's root; any other path as it is (the path policy judges it next)."""
-
-    def read(self, path: str) -> bytes | None:
-        """The file's bytes, or None when no file is there."""
-
-    def is_dir(self, path: str) -> bool: ...
-
-
-class MemorySnapshot:
-    """A snapshot held in memory: files by path; a path is a folder when files lie below it."""
-
-    def __init__(self, files: Mapping[str, bytes]) -> None:
-        self.files = dict(files)
-
-    def relative(self, path: str) -> str:
-        return path  # no root: an absolute path stays absolute, and is refused
-
-    def read(self, path: str) -> bytes | None:
-        return self.files.get(path)
-
-    def is_dir(self, path: str) -> bool:
-        prefix = path.rstrip("/") + "/"
-        return any(p.startswith(prefix) for p in self.files)
-
-
-@dataclass(frozen=True)
-class FileChange:
-    path: str
-    before: bytes | None  # None: the file did not exist
-    after: bytes | None  # None: the file is deleted
-    origin: str | None = None  # the path whose file mode a new file inherits (a Move's source)
-
-
-@dataclass(frozen=True)
-class PathEvidence:
-    """A hunk's evidence and the file it was placed in."""
-
-    path: str
-    evidence: HunkEvidence
-
-
-@dataclass
-class GroupPlan:
-    paths: tuple[str, ...]
-    operations: tuple[str, ...]  # "update a.py", "move a.py -> b.py", "add x", "delete y"
-    changes: tuple[FileChange, ...] = ()
-    error: str | None = None
-    hunks: list[PathEvidence] = field(default_factory=list)
-    cleaned: Counter[str] = field(default_factory=Counter)
-    validation: list[Validation] = field(default_factory=list)  # its files', when asked for
-    rejected: bool = False  # not applied because the guard's policy refuses it (git mode)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
-    def unparseable(self) -> bool:
-        """Not applied because a file would no longer parse (engine.validate)."""
-        return any(v.failed for v in self.validation)
-
-
-@dataclass
-class PatchPlan:
-    groups: list[GroupPlan]
-
-    @property
-    def applied(self) -> list[GroupPlan]:
-        """Groups that succeeded and change something."""
-        return [g for g in self.groups if g.ok and g.changes]
-
-    @property
-    def failed(self) -> list[GroupPlan]:
-        return [g for g in self.groups if not g.ok]
 
 
 def plan_patch(text: str, snapshot: Snapshot) -> PatchPlan:

@@ -26,7 +26,7 @@ A policy also names the paths whose files must still parse after an edit
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol, TypeVar
@@ -153,6 +153,14 @@ class Policy:
     def validates(self, path: str) -> bool:
         """Must an edit of ``path`` leave it parseable (engine.validate)?"""
         return any(glob_matches(pattern, path) for pattern in self.validate)
+
+    def validated(self, asked: bool) -> Callable[[str], bool] | None:
+        """Which paths a request's changes must leave parseable (engine.validate): every
+        one when the request asks (``asked``), else those this policy names; None: none.
+        The one place where the policy forces validation, for every tool and mode."""
+        if asked:
+            return _every_path
+        return self.validates if self.validate else None
 
     def judge(self, operations: Iterable[E]) -> list[tuple[E, Violation]]:
         """Each rule each operation breaks (the edit's verdict: none means it passes).
@@ -304,3 +312,7 @@ def _compile(pattern: str) -> GitIgnoreSpec:
     from pathspec import GitIgnoreSpec
 
     return GitIgnoreSpec.from_lines([pattern])
+
+
+def _every_path(path: str) -> bool:
+    return True

@@ -97,7 +97,7 @@ class HunkReport:
 
 
 @dataclass(frozen=True)
-class Commit:
+class CommitReport:
     """Git mode: one commit per file group (external changes come first)."""
 
     commit: str
@@ -128,7 +128,7 @@ class Result:
     hunks: list[HunkReport] = field(default_factory=list)
     dry_run: bool = False  # computed only: nothing was written
     session: str | None = None  # git mode: the session the request ran in
-    commits: list[Commit] = field(default_factory=list)  # git mode: one per file group
+    commits: list[CommitReport] = field(default_factory=list)  # git mode: one per file group
     flags: list[dict[str, str]] = field(default_factory=list)  # guard rules the edit broke
     # write and read: the file's text encoding ("utf-8", "utf-8 with BOM", "gb18030", ...)
     # and line-ending style ("lf", "crlf", "cr"; read also "mixed")

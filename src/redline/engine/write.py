@@ -28,9 +28,10 @@ from typing import ClassVar, Literal
 from redline.engine import invisible, newlines
 from redline.engine.decode import Decoded, decode
 from redline.engine.errors import BinaryFileError, FileFormatError, RequestError
-from redline.engine.patch import PatchOutcome, diff
+from redline.engine.patch import diff
 from redline.engine.patch_plan import FileChange, GroupPlan, PatchPlan, Snapshot, file_in_the_way
 from redline.engine.paths import checked_path
+from redline.engine.plan import PatchOutcome
 from redline.engine.read import (
     STYLES,
     binary_refusal,

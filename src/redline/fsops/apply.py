@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from redline.engine.edit import EditRequest, apply_edit
+from redline.engine.edit import EditRequest
+from redline.engine.edit_plan import plan_edit
 from redline.engine.errors import RequestError
 from redline.engine.paths import checked_path
 from redline.engine.read import (
@@ -41,14 +44,16 @@ def apply_in_directory(
 ) -> Result:
     """Run ``request`` against the files under ``root``; write unless ``dry_run``.
 
-    With ``behind``, an edit reads and holds its file there instead (a stream
-    that writes the held files before it answers); other requests need it flushed.
-    A file is validated (engine.validate) when the request asks for it or
-    ``policy`` (the root's, read by the caller) names its path. ``settings`` may
-    refuse a change of redline's own settings files (fsops.patch.land).
+    Every tool that changes files is planned by the engine against a snapshot of
+    ``root`` and its plan landed here. With ``behind``, an edit reads and holds its
+    file there instead (a stream that writes the held files before it answers);
+    other requests need it flushed. A file is validated (engine.validate) when the
+    request asks for it or ``policy`` (the root's, read by the caller) names its
+    path. ``settings`` may refuse a change of redline's own settings files
+    (fsops.patch.land).
     """
     if isinstance(request, EditRequest):
-        result = _edit(root, request, dry_run, behind, policy, settings)
+        result = _edit(root, request, dry_run, behind, _validated(request, policy), settings)
     elif isinstance(request, ReadRequest):
         result = read_in_directory(root, request)
     else:  # the patch machinery loads only for the tools that need it: edits start faster
@@ -56,9 +61,7 @@ def apply_in_directory(
         from redline.engine.write import WriteRequest, plan_file
         from redline.fsops.patch import DirectorySnapshot, apply_patch_in_directory, land
 
-        validate = policy.validates if policy is not None and policy.validate else None
-        if getattr(request, "validate", False):
-            validate = _always
+        validate = _validated(request, policy)
         if isinstance(request, PatchRequest):
             result = apply_patch_in_directory(
                 root, request.patch, dry_run=dry_run, validate=validate, settings=settings
@@ -72,8 +75,44 @@ def apply_in_directory(
     return result
 
 
+def _validated(request: Request, policy: Policy | None) -> Callable[[str], bool] | None:
+    """Which paths must still parse (Policy.validated; without a policy, those the
+    request asks for)."""
+    asked = bool(getattr(request, "validate", False))
+    if policy is not None:
+        return policy.validated(asked)
+    return _always if asked else None
+
+
 def _always(path: str) -> bool:
     return True
+
+
+class _EditTarget:
+    """The file an edit plans against, read as an edit reads it: through symbolic links
+    that stay inside ``root``, and from the write-behind ``behind`` when there is one."""
+
+    def __init__(self, root: Path, behind: WriteBehind | None) -> None:
+        self.root = root
+        self.behind = behind
+        self.target = root
+
+    def relative(self, path: str) -> str:
+        return relative_to_root(self.root, path)
+
+    def read(self, path: str) -> bytes:
+        try:
+            self.target = resolve(self.root, path)
+            if self.behind is not None:
+                return self.behind.read(self.target)
+            return read_regular(self.target)
+        except NotRegular:  # swapped for a FIFO or a device since it was checked
+            raise not_regular(path) from None
+        except OSError as exc:
+            raise RequestError(unreadable(path, exc), "path") from None
+
+    def is_dir(self, path: str) -> bool:
+        return False  # never asked: ``read`` refuses a folder or a missing file
 
 
 def _edit(
@@ -81,37 +120,33 @@ def _edit(
     given: EditRequest,
     dry_run: bool,
     behind: WriteBehind | None,
-    policy: Policy | None,
+    validate: Callable[[str], bool] | None,
     settings: SettingsGuard | None = None,
 ) -> Result:
     # An absolute path inside the root is used, and reported, relative to it; any
     # accepted spelling is reported as the policy normalises it.
     request = replace(given, path=relative_to_root(root, given.path))
-    try:
+    with contextlib.suppress(RequestError):  # refused when planned, with the path as sent
         request = replace(request, path=checked_path(request.path))
-        target = resolve(root, request.path)
-        data = behind.read(target) if behind is not None else read_regular(target)
-    except NotRegular:  # swapped for a FIFO or a device since it was checked
-        return Result("invalid", path=request.path, error=str(not_regular(request.path)))
-    except RequestError as exc:
-        return Result("invalid", path=request.path, error=str(exc))
-    except OSError as exc:
-        return Result("invalid", path=request.path, error=unreadable(request.path, exc))
-    if not request.validate and policy is not None and policy.validates(request.path):
-        request = replace(request, validate=True)
-    outcome = apply_edit(data, request)
-    if outcome.data is not None and settings is not None:
+    file = _EditTarget(root, behind)
+    outcome = plan_edit(request, file, validate)
+    if not outcome.changes:
+        return outcome.result
+    after = outcome.changes[0].after
+    assert after is not None
+    target = file.target
+    if settings is not None:
         from redline.fsops.settings import settings_refusal
 
-        refused = settings_refusal(root, settings, [(target, outcome.data)])
+        refused = settings_refusal(root, settings, [(target, after)])
         if refused is not None:
             return Result("rejected", path=request.path, error=refused[1])
-    if outcome.data is not None and not dry_run and behind is not None:
-        behind.hold(target, request.path, outcome.data)
-    elif outcome.data is not None and not dry_run:
+    if not dry_run and behind is not None:
+        behind.hold(target, request.path, after)
+    elif not dry_run:
         try:
             with interrupts.writing():
-                write_atomic(target, outcome.data)
+                write_atomic(target, after)
         except OSError as exc:
             return Result(
                 "failed",

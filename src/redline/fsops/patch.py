@@ -7,9 +7,10 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from redline.engine.patch import PatchOutcome, apply_patch, changed_after_planning
+from redline.engine.patch import apply_patch, changed_after_planning
 from redline.engine.patch_plan import FileChange
 from redline.engine.paths import checked_path
+from redline.engine.plan import PatchOutcome
 from redline.engine.result import Result
 from redline.fsops import interrupts
 from redline.fsops.atomic import TEMP_SUFFIX, NotRegular, read_regular

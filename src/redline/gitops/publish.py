@@ -61,7 +61,7 @@ _RECHECKED = 64  # latest commits whose notes each publication makes sure of
 @dataclass(frozen=True)
 class Landing:
     """A commit of the request, and the note that goes with it (what the publisher lands;
-    the result's report of a commit is engine.result.Commit)."""
+    the result's report of a commit is engine.result.CommitReport)."""
 
     oid: pygit2.Oid
     note: Mapping[str, Any]

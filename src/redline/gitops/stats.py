@@ -33,6 +33,7 @@ from typing import Any
 import pygit2
 
 from redline.engine.follow import Hunk
+from redline.engine.match_types import MATCH_TYPES
 from redline.gitops import notes, outcomes
 from redline.gitops.errors import SessionError
 from redline.gitops.follow import Survival, descendants_graph
@@ -41,17 +42,8 @@ from redline.gitops.repo import BRANCH_PREFIX, Layout
 SCHEMA = "redline.stats/1"
 DEFAULT_LATER = 10
 NONE = "none"  # the row of operations that matched no text
-# Rows in the order of the match chain (edit), then apply_patch's passes, then the rest.
-ORDER = (
-    "exact",
-    "trailing_newline",
-    "punctuation",
-    "rstrip",
-    "strip",
-    "whitespace",
-    "fuzzy",
-    "line_fuzzy",
-)
+# Rows in the order of the one table of match types (engine.match_types), then the rest.
+ORDER = MATCH_TYPES
 _NOTE_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 

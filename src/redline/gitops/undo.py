@@ -7,21 +7,26 @@ later edit changed the same lines, the revert conflicts and nothing is done:
 the conflicting lines of the file as it is now are named, with the edits
 (``git blame`` over the session's commits since the undone one) that last
 changed them. The undo itself becomes a commit of the session, made and
-published like an edit's by gitops.apply (``SessionApplier.undo``).
+published like an edit's (:func:`undo_edit`, through gitops.transaction).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pygit2
 
 from redline.engine.paths import shown_path
-from redline.gitops import history, notes
+from redline.gitops import evidence, history, notes
+from redline.gitops.carried import carried_flag
 from redline.gitops.errors import SessionError
+from redline.gitops.notes import NoteOperation
 from redline.gitops.session import Session
-from redline.gitops.trees import Entry
+from redline.gitops.transaction import Group, Prepared, Transaction, settings_blobs
+from redline.gitops.trees import LINK, Entry
+from redline.gitops.verdict import blob_data, rejection
 
 UNDO_TOOL = "undo"
 
@@ -235,3 +240,84 @@ def conflict_message(edit: str, conflicts: list[Conflict]) -> str:
         "nothing was changed."
     )
     return "\n".join(lines)
+
+
+def undo_edit(tx: Transaction, edit: str) -> UndoResult:
+    """Revert the commit of ``edit`` in a new commit of the session, published like an
+    edit's (on the git thread: the caller is the worker). Judged as an edit is: the
+    guard's own files always need a person, and taking back lines an unapproved
+    flagged edit depends on carries its flag; so an undo can never clear a flag."""
+    repo, session = tx.repo, tx.session
+    target = find_edit(repo, session, edit)
+    parent = target.parents[0].tree
+    paths = sorted({p for d in parent.diff_to_tree(target.tree).deltas
+                    for p in (d.old_file.path, d.new_file.path)})  # fmt: skip
+    outcome = UndoResult("no_change", session.name, edit, str(target.id))
+    note = notes.read_note(repo, target.id) or {}
+    outcome.edit = str(note.get("edit") or edit)
+    with tx.open(paths, dry_run=False) as prepared:
+        if prepared.refused is not None:
+            outcome.status, outcome.error = "rejected", prepared.refused.error
+            return outcome
+        reverted = revert(repo, target, prepared.tip)
+        if reverted.conflicts:
+            outcome.status, outcome.conflicts = "conflict", reverted.conflicts
+            outcome.error = conflict_message(outcome.edit, reverted.conflicts)
+            return outcome
+        if not reverted.files:
+            outcome.error = (
+                f"edit {outcome.edit}'s changes are no longer in the session (undone "
+                "already, or changed back since): nothing to undo"
+            )
+            return outcome
+        group = _undo_group(tx, prepared, target, outcome.edit, reverted.files)
+        verdict = group.note.policy.violations if group.note.policy else []
+        if tx.judge.refuses(verdict):
+            outcome.status, outcome.flags = "rejected", verdict
+            outcome.error = rejection(verdict)
+            return outcome
+        tip, _tree = tx.commit(prepared.tip, prepared.tree, group)
+        chain = [*prepared.chain, (tip, group)]
+        outcome.hint = tx.publish(prepared, chain, reverted.files)
+        outcome.status, outcome.flags = "undone", verdict
+        outcome.commits = [
+            {"commit": str(oid), "edit": g.note.edit, "paths": g.paths,
+             "source": g.note.source}
+            for oid, g in chain
+        ]  # fmt: skip
+        return outcome
+
+
+def _undo_group(
+    tx: Transaction,
+    prepared: Prepared,
+    target: pygit2.Commit,
+    edit: str,
+    files: dict[str, Entry | None],
+) -> Group:
+    """The commit that reverts ``target`` (the edit ``edit``), with its note."""
+    repo = tx.repo
+    paths = sorted(files)
+    operations = [NoteOperation(p, "undo") for p in paths]
+    carried = []
+    for path in paths:
+        entry = files[path]
+        after = repo.get(entry.oid) if entry is not None else None
+        if entry is None or entry.mode == LINK or not isinstance(after, pygit2.Blob):
+            continue
+        before = blob_data(repo, prepared.tree, path)
+        earlier = tx.flagged.rewritten_by(path, before, after.data)
+        # Taking back the undone edit's own lines launders nothing: they go.
+        carried += [carried_flag(path, e) for e in earlier if e.commit != target.id]
+    new = evidence.new_edit()
+    note = evidence.note(
+        new, prepared.request_id, tx.session.name, UNDO_TOOL, None, "undo", operations
+    )
+    note.undoes = {"edit": edit, "commit": str(target.id)}
+    carried += tx.judge.settings_changed(
+        partial(blob_data, repo, prepared.tree), settings_blobs(repo, files)
+    )
+    note.policy = tx.judge.verdict(tx.judge.judge(operations) + carried)
+    summary = target.message.splitlines()[0] if target.message else ""
+    message = evidence.undo_message(tx.session.name, edit, str(target.id), summary, new)
+    return Group(paths, dict(files), note, message, carried)

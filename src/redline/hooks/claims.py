@@ -45,7 +45,7 @@ from redline.gitops.repo import common_dir
 from redline.hooks.ledger import Ledger
 
 _RECORD = 40  # a commit id and a note blob id, 20 bytes each
-# What redline writes in an edit commit's message about the match (gitops.apply).
+# What redline writes in an edit commit's message about the match (gitops.evidence).
 _EDITED = re.compile(r"\Aredline: edit .* \(([a-z_]+) [0-9.]+\)$", re.M)
 _HUNKS = re.compile(r"Hunks matched: ([a-z_]+(?:, [a-z_]+)*)\.")
 

@@ -3,6 +3,6 @@
 A client of the daemon like the CLI: in git mode each tool call goes to a daemon
 session, embedded it applies under a folder in this process. Modules:
 ``server`` (the MCP handlers and the stdio loop), ``backend`` (where a request
-goes), ``approvals`` (permissions, with the approvals given during the server's life),
+goes), ``allowances`` (permissions, with what a person allowed during the server's life),
 ``text`` (the short text a model reads), ``naming`` (the session named for the client).
 """

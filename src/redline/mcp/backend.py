@@ -54,7 +54,7 @@ class Embedded:
         pass
 
 
-class DaemonSession:
+class Daemon:
     """Requests sent to a daemon session: the one named, or else one named for the client
     (``naming.session_name_for``), opened on the first call — or used as it is when it
     is open already, resumed when only its branch is left.

@@ -46,7 +46,7 @@ INSTRUCTIONS = (
     "editing it; send the smallest block of text that is unique in the file; when an edit "
     "fails, read the lines it names again and retry with the exact text."
 )
-APPROVAL = "approval"  # the key of the one input request an approval round carries
+ALLOW = "approval"  # the key of the one input request an asking round carries (wire name)
 _FORM: dict[str, Any] = {"type": "object", "properties": {}}  # yes or no: nothing to fill in
 _DESTRUCTIVE = frozenset(["delete", "write"])
 
@@ -54,7 +54,7 @@ _DESTRUCTIVE = frozenset(["delete", "write"])
 @dataclass
 class Served:
     """What the server serves: the tools in the order a model sees them, where their
-    requests go, the permissions (approvals remembered), and the model named on the
+    requests go, the permissions (what a person allowed, remembered), and the model named on the
     command line (recorded in each request's note)."""
 
     tools: Sequence[ToolDefinition]
@@ -62,7 +62,7 @@ class Served:
     permissions: Allowances
     model: str | None = None
     provider: str | None = None
-    # open approval rounds: the state a client echoes -> tool, path, decision, root
+    # open asking rounds: the state a client echoes -> tool, path, decision, root
     _asking: dict[str, tuple[str, str, Decision, Path | None]] = field(default_factory=dict)
 
     @property
@@ -84,7 +84,7 @@ def build(served: Served) -> Server[Any]:
     ) -> types.CallToolResult | types.InputRequiredResult:
         try:
             request = _request(served, params)
-            if params.request_state is not None:  # the answer to an approval round
+            if params.request_state is not None:  # the answer to an asking round
                 refused = _answered(served, params)
                 if refused is not None:
                     return _answer(refused)
@@ -220,7 +220,7 @@ async def _ask(
     path: str,
     root: Path | None,
 ) -> dict[str, Any] | types.InputRequiredResult | None:
-    """Ask the person about ``tool`` on ``path``: None once approved (and remembered),
+    """Ask the person about ``tool`` on ``path``: None once allowed (and remembered),
     else the rejected result, or the question for a client that asks by calling again."""
     if not _can_elicit(ctx):
         return _cannot_ask(decision, tool, path, "it declared no elicitation capability")
@@ -239,17 +239,17 @@ async def _ask(
 
 
 def _answered(served: Served, params: types.CallToolRequestParams) -> dict[str, Any] | None:
-    """Take the person's answer to an approval round; the rejected result when it is no."""
+    """Take the person's answer to an asking round; the rejected result when it is no."""
     state = params.request_state or ""
     asked = served._asking.pop(state, None)
     if asked is None or asked[0] != params.name:
         return _invalid(
             None,
-            "this call answers an approval that was not asked (or was answered already); "
+            "this call answers a question that was not asked (or was answered already); "
             "call the tool again without requestState",
         )
     tool, path, decision, root = asked
-    response = (params.input_responses or {}).get(APPROVAL)
+    response = (params.input_responses or {}).get(ALLOW)
     action = response.action if isinstance(response, types.ElicitResult) else "cancel"
     if action != "accept":
         return _declined(decision, tool, path, action)
@@ -267,7 +267,7 @@ def _round(
             message=_question(decision, tool, path), requested_schema=_FORM
         )
     )
-    return types.InputRequiredResult(input_requests={APPROVAL: question}, request_state=state)
+    return types.InputRequiredResult(input_requests={ALLOW: question}, request_state=state)
 
 
 def _can_elicit(ctx: ServerRequestContext[Any]) -> bool:
@@ -282,7 +282,7 @@ def _question(decision: Decision, tool: str, path: str) -> str:
 def _cannot_ask(decision: Decision, tool: str, path: str, why: str) -> dict[str, Any]:
     result = rejected_result(decision, tool, path)
     result["error"] = (
-        f"{tool} on {path} needs a person's approval ({decision.rule}), and this MCP client "
+        f"{tool} on {path} needs a person to allow it ({decision.rule}), and this MCP client "
         f"cannot ask one: {why}. Nothing was applied. Use a "
         'client that supports MCP elicitation, or set the rule to "allow" under [permission] '
         "in the repository's .redline.toml (or your user config file)"

@@ -2,7 +2,7 @@
 
 ``redline apply`` and ``redline mcp`` hand every request to a runner: the
 embedded one applies it to the files under a folder in this process; a
-daemon caller (``apply --session``, ``redline.mcp.backend.DaemonSession``) sends it
+daemon caller (``apply --session``, ``redline.mcp.backend.Daemon``) sends it
 to a session. A runner never raises for what a request or the daemon does:
 :func:`guarded` turns a bug into the request's ``failed`` result, and
 :func:`failure`, :func:`rpc_status` and :func:`rpc_error` turn a problem into

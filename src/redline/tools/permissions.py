@@ -195,7 +195,7 @@ def _inside(path: str, root: str) -> str | None:
 
 
 def family(tool: str) -> str:
-    """``edit`` for edit and apply_patch (one approval of a path covers both), else the tool."""
+    """``edit`` for edit and apply_patch (allowing one on a path allows both), else the tool."""
     tool = ALIASES.get(tool, tool)
     return "edit" if tool in _SIBLING else tool
 
@@ -305,7 +305,7 @@ def rejection_message(decision: Decision, tool: str, path: str | None) -> str:
     )
     if decision.action == "ask":
         return (
-            f"{tool}{where} needs the user's approval (rule {rule}), and this caller cannot "
+            f"{tool}{where} needs the user to allow it (rule {rule}), and this caller cannot "
             "ask: nothing was changed. Run the agent through an MCP client (`redline mcp`), "
             f"which asks the user, or allow it without asking: {configure}"
         )

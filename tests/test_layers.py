@@ -18,6 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "redline"
 RANK = {
     "__version__": -1,  # redline.__version__ itself
     "crashlog": 0,
+    "userdirs": 0,
     "engine": 0,
     "fsops": 1,
     "tools": 1,

@@ -268,12 +268,12 @@ def test_a_failure_of_the_machine_says_what_ran_out_and_logs_no_crash(
 
 
 def _apply_cannot_start(monkeypatch: pytest.MonkeyPatch, exc: Exception) -> None:
-    import redline.cli.apply
+    import redline.cli.apply_stream
 
     def boom(*args: object, **kwargs: object) -> None:
         raise exc
 
-    monkeypatch.setattr(redline.cli.apply, "embedded_runner", boom)
+    monkeypatch.setattr(redline.cli.apply_stream, "embedded_runner", boom)
 
 
 def test_apply_answers_in_json_even_when_it_cannot_get_ready_nor_log_the_crash(

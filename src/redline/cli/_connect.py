@@ -10,8 +10,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import click
-
+from redline.cli.boundary import SettingError
 from redline.daemon.client import Client
 from redline.daemon.lifecycle import (
     DEFAULT_IDLE_TIMEOUT,
@@ -24,12 +23,6 @@ from redline.engine.errors import RedlineError
 
 if TYPE_CHECKING:
     from redline.tools.config import Committed
-
-
-class SettingError(RedlineError):
-    """An environment variable the CLI reads holds a value it cannot use."""
-
-    exit_code = 2
 
 
 def runtime_dir() -> Path | None:
@@ -73,15 +66,6 @@ def daemon_client_started(repo: Path, idle: float | None = None) -> tuple[Client
             "`redline daemon status` shows whether it runs (its log is "
             f"{files.log}); `redline daemon stop`, then retry, restarts it"
         ) from None
-
-
-repo_option = click.option(
-    "--repo",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=Path("."),
-    show_default="the current directory",
-    help="A path inside the git repository.",
-)
 
 
 def mainline_settings(repo: Path, session: str | None) -> Committed:

@@ -1,6 +1,7 @@
-"""``redline``: the command group. Keep imports here light: ``redline --help``
+"""``redline``: the click command group. Keep imports here light: ``redline --help``
 must not load pygit2, watchdog or pydantic, and each command loads only its own
-module (the session client and the guard hook start on every edit and commit)."""
+module. The calls that run on every edit and every commit (``apply``, ``guard`` in a
+hook) do not come here at all: ``redline.cli.main`` starts them without click."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ class _LazyGroup(click.Group):
     "unexpected error" and the path of a crash log, never a traceback."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        from redline.cli import boundary
         from redline.fsops.interrupts import Interrupted
 
         try:
@@ -47,13 +49,9 @@ class _LazyGroup(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # reaches here only with standalone_mode=False: the caller handles it
         except Interrupted as stopped:  # SIGINT or SIGTERM (redline.fsops.interrupts)
-            if not stopped.quiet:
-                click.echo("redline: interrupted", err=True)
-            sys.exit(stopped.exit_code)
+            sys.exit(boundary.interrupted(stopped))
         except Exception as exc:
-            from redline.cli.boundary import report
-
-            sys.exit(report(exc))
+            sys.exit(boundary.report(exc))
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -72,10 +70,3 @@ class _LazyGroup(click.Group):
 @click.version_option(__version__, prog_name="redline")
 def cli() -> None:
     """Apply code-agent edits so that every edit is explainable, atomic and reviewable."""
-
-
-def main() -> None:
-    from redline.fsops import interrupts
-
-    interrupts.install()  # SIGINT, SIGTERM: a clean stop, never half a write
-    cli()

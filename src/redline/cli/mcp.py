@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from redline.cli._connect import mainline_settings, repo_option
+from redline.cli._connect import mainline_settings
+from redline.cli.options import repo_option
 
 if TYPE_CHECKING:
     from redline.mcp.backend import Backend

@@ -46,7 +46,7 @@
     │                             (daemon.paths)
     ├── RpcError                  the daemon answered a call with an error (daemon.protocol)
     └── SettingError              an environment setting the CLI reads is unusable; exit 2
-                                  (cli._connect)
+                                  (cli.boundary)
 
 The classes live in their layer's module (the engine imports neither pygit2
 nor sockets); this drawing is the one place that shows them all, and a test

@@ -81,15 +81,17 @@ def _settings_guard() -> SettingsGuard | None:
     permissions and the guard policy that govern it), unless the user's own config file
     allows it in so many words: ``[permission] policy_files = "allow"``. Compared parsed,
     before and after: a change elsewhere in ``pyproject.toml`` passes."""
-    from redline.tools.config import user_allows_policy_files, user_config_file
+    from redline.tools.config import user_allows_policy_files
+    from redline.userdirs import user_config_file
 
     if user_allows_policy_files():
         return None
-    from redline.hooks.config import settings_table
 
     def guard(
         read: Callable[[str], bytes | None], changed: Mapping[str, bytes | None]
     ) -> str | None:
+        from redline.hooks.config import settings_table
+
         def after(path: str) -> bytes | None:
             return changed[path] if path in changed else read(path)
 

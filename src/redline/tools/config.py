@@ -48,7 +48,6 @@ every request batch, and pydantic costs ~70 ms to import.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,9 +63,9 @@ from redline.tools.permissions import (
     PathRule,
     Permissions,
 )
+from redline.userdirs import user_config_file
 
 PYPROJECT = "pyproject.toml"
-USER_FILE = "config.toml"
 README_SECTION = 'the README\'s "Tool surfaces and permissions" section'
 SETTINGS = ("enabled", "freeform")
 Setting = Literal["enabled", "freeform"]
@@ -133,13 +132,6 @@ class Config:
             if found is not None:
                 return found
         return None
-
-
-def user_config_file() -> Path:
-    """The user's config file (it need not exist)."""
-    from platformdirs import user_config_path
-
-    return user_config_path("redline") / USER_FILE
 
 
 def repository_root(start: Path) -> Path:
@@ -269,6 +261,8 @@ def _read(path: Path, source: str, mentioning: str | None = None) -> dict[str, A
 
 
 def _toml(text: str, source: str) -> dict[str, Any]:
+    import tomllib  # only when there is a file to read
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -23,6 +23,7 @@ RANK = {
     "fsops": 1,
     "tools": 1,
     "gitops": 2,
+    "settings": 2,
     "hooks": 3,
     "daemon": 4,
     "pipeline": 5,

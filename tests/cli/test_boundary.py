@@ -23,7 +23,7 @@ from click.testing import CliRunner, Result
 from cli_support import redline_script
 from redline.cli.main import cli
 from redline.engine.errors import RedlineError, RequestError
-from redline.hooks.config import PolicyError
+from redline.settings.policy import PolicyError
 
 LOGGED = re.compile(
     r"^redline: the full traceback is in (?P<path>\S+\.log); this is a bug in redline: "

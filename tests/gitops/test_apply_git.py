@@ -695,7 +695,7 @@ SQL_FUZZY = edit(
 
 
 def guarded_applier(tmp_path: Path) -> tuple[Path, SessionApplier]:
-    from redline.hooks.config import policy_from_tree
+    from redline.settings.policy import policy_from_tree
 
     repo = make_repo(
         tmp_path / "guarded",
@@ -761,7 +761,7 @@ def test_changes_to_the_guards_files_made_with_other_tools_are_flagged(tmp_path:
 
 
 def test_reject_refuses_every_agent_edit_of_the_policy(tmp_path: Path) -> None:
-    from redline.hooks.config import policy_from_tree
+    from redline.settings.policy import policy_from_tree
 
     policy = '[guard]\naction = "reject"\n'
     repo = make_repo(tmp_path / "strict", {".redline.toml": policy})

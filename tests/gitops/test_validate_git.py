@@ -21,7 +21,7 @@ POLICY = '[[validate]]\npaths = ["**/*.py"]\n'
 
 
 def applier_for(repo: Path, *, with_policy: bool = False) -> SessionApplier:
-    from redline.hooks.config import policy_from_tree
+    from redline.settings.policy import policy_from_tree
 
     git_repo, layout = main_repository(repo)
     session = open_session(git_repo, layout, "s", None)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import pygit2
 
     from redline.hooks import stages
-    from redline.hooks.config import PolicyError
+    from redline.settings.policy import PolicyError
 
 STAGES = ("pre-commit", "pre-merge-commit", "pre-push")
 
@@ -102,7 +102,7 @@ def _broken_policies(
 ) -> list[tuple[stages.Change, PolicyError]]:
     """The changes whose new tree holds a policy that does not parse or validate: the
     guard refuses them, or the next agent edit would meet a policy it cannot read."""
-    from redline.hooks.config import PolicyError, policy_from_tree
+    from redline.settings.policy import PolicyError, policy_from_tree
 
     out = []
     for change in changes:

@@ -87,7 +87,7 @@ Reader = Callable[[str], "bytes | None"]  # a file's bytes by path (None: no suc
 
 @dataclass(frozen=True)
 class PolicyReading:
-    """How the guard's files are read (hooks.config; gitops cannot import it): the policy
+    """How the guard's files are read (settings.policy; gitops cannot import it): the policy
     they hold, and redline's settings table as parsed TOML, which a change of the policy or
     the permissions is compared by."""
 

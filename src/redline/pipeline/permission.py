@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from redline.engine.errors import RedlineError
-from redline.tools.config import Committed, load_config
+from redline.settings.tools import Committed, load_config
 from redline.tools.permissions import unknown_rules, verdict
 
 Gate = Callable[[Any], dict[str, Any] | None]

@@ -68,7 +68,7 @@ def _embedded_policy(root: Path) -> tuple[Policy | None, str | None]:
     if not (root / POLICY_FILE).is_file() and not (root / "pyproject.toml").is_file():
         return None, None
     from redline.engine.errors import RedlineError
-    from redline.hooks.config import policy_in_directory
+    from redline.settings.policy import policy_in_directory
 
     try:
         return policy_in_directory(root), None
@@ -81,7 +81,7 @@ def _settings_guard() -> SettingsGuard | None:
     permissions and the guard policy that govern it), unless the user's own config file
     allows it in so many words: ``[permission] policy_files = "allow"``. Compared parsed,
     before and after: a change elsewhere in ``pyproject.toml`` passes."""
-    from redline.tools.config import user_allows_policy_files
+    from redline.settings.tools import user_allows_policy_files
     from redline.userdirs import user_config_file
 
     if user_allows_policy_files():
@@ -90,7 +90,7 @@ def _settings_guard() -> SettingsGuard | None:
     def guard(
         read: Callable[[str], bytes | None], changed: Mapping[str, bytes | None]
     ) -> str | None:
-        from redline.hooks.config import settings_table
+        from redline.settings.policy import settings_table
 
         def after(path: str) -> bytes | None:
             return changed[path] if path in changed else read(path)

@@ -40,7 +40,7 @@ The shape (the README's "Tool surfaces and permissions" section says more)::
 
 "Key by key": a compat setting (``enabled`` of one scope) from the repository
 replaces the user's. ``[guard]`` and ``[[validate]]`` are the
-guard's (:mod:`redline.hooks.config`) and are not read here.
+guard's (:mod:`redline.settings.policy`) and are not read here.
 
 Validated by hand, like the guard's policy: ``redline apply`` reads this before
 every request batch, and pydantic costs ~70 ms to import.

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 _GUARD_KEYS = {"action", "protect", "files", "approvals"}
 _RULE_KEYS = {"paths", "require", "min_confidence"}
 _VALIDATE_KEYS = {"paths"}
-# Sections of the same file that redline.tools.config reads: the guard leaves them alone.
+# Sections of the same file that redline.settings.tools reads: the guard leaves them alone.
 OTHER_SECTIONS = ("permission", "compat", "agent")
 
 

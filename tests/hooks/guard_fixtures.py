@@ -32,7 +32,8 @@ from redline.gitops.repo import main_repository
 from redline.gitops.session import open_session
 from redline.hooks import ledger
 from redline.hooks.mainline import Mainline
-from redline.settings.policy import policy_from_files, settings_table
+from redline.settings.files import settings_table
+from redline.settings.policy import policy_from_files
 from support import cli as inproc
 
 REDLINE = [sys.executable, "-m", "redline"]

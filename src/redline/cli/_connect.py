@@ -22,7 +22,7 @@ from redline.daemon.paths import DaemonFiles
 from redline.engine.errors import RedlineError
 
 if TYPE_CHECKING:
-    from redline.settings.tools import Committed
+    from redline.settings.files import Committed
 
 
 def runtime_dir() -> Path | None:
@@ -73,7 +73,7 @@ def mainline_settings(repo: Path, session: str | None) -> Committed:
     (never the session's worktree, where the agent could change them)."""
     from redline.engine.policy import SETTINGS_FILES
     from redline.gitops.committed import committed_files, mainline_rev
-    from redline.settings.tools import Committed
+    from redline.settings.files import Committed
 
     try:
         common = daemon_files(repo).common

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from redline.engine.errors import RedlineError
-from redline.settings.tools import Committed, load_config
+from redline.settings.files import Committed
+from redline.settings.tools import load_config
 from redline.tools.permissions import unknown_rules, verdict
 
 Gate = Callable[[Any], dict[str, Any] | None]

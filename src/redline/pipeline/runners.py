@@ -90,7 +90,7 @@ def _settings_guard() -> SettingsGuard | None:
     def guard(
         read: Callable[[str], bytes | None], changed: Mapping[str, bytes | None]
     ) -> str | None:
-        from redline.settings.policy import settings_table
+        from redline.settings.files import settings_table
 
         def after(path: str) -> bytes | None:
             return changed[path] if path in changed else read(path)

@@ -55,6 +55,8 @@ from typing import Any, Literal, cast
 
 from redline.engine.errors import SettingsError
 from redline.engine.policy import POLICY_FILE, POLICY_SECTIONS, glob_problem
+from redline.settings import files
+from redline.settings.files import Committed
 from redline.tools.permissions import (
     ACTIONS,
     ALIASES,
@@ -88,15 +90,6 @@ class Override:
     value: bool
     key: str  # as written, e.g. 'compat.providers.openrouter.apply_patch.freeform'
     source: str  # the file it came from
-
-
-@dataclass(frozen=True)
-class Committed:
-    """The repository's settings files as a commit holds them (None: not there), and where
-    that is, for messages (``"on main"``)."""
-
-    files: Mapping[str, bytes | None]
-    where: str
 
 
 @dataclass(frozen=True)
@@ -158,7 +151,7 @@ def load_config(
     sources: list[str] = []
     agent: dict[str, str] = {}
     policy_files = False
-    repository = _repository_file(root) if committed is None else _committed_file(committed)
+    repository = _repository_file(root, committed)
     for (data, source), own in ((_user_file(user_file), True), (repository, False)):
         if data is None:
             layers.append({})
@@ -203,7 +196,7 @@ def _user_file_quietly() -> tuple[dict[str, Any] | None, str]:
 
 def parse_config(text: str, source: str) -> Config:
     """One file's settings (for tests and tools that hold the text)."""
-    rules, settings = _parse(_toml(text, source), source)
+    rules, settings = _parse(files.parse(text, source, ConfigError), source)
     return Config(Permissions(rules), settings, (source,))
 
 
@@ -212,42 +205,53 @@ def _user_file(path: Path | None = None) -> tuple[dict[str, Any] | None, str]:
     return _read(path, str(path)), str(path)
 
 
-def _repository_file(root: Path) -> tuple[dict[str, Any] | None, str]:
-    own = root / POLICY_FILE
-    data = _read(own, str(own))
-    if data is not None:
-        return data, str(own)
-    pyproject = root / PYPROJECT
-    source = f"{pyproject} [tool.redline]"
-    whole = _read(pyproject, str(pyproject), mentioning="redline")
-    tool = whole.get("tool") if whole is not None else None
-    section = tool.get("redline") if isinstance(tool, dict) else None
+def _repository_file(root: Path, committed: Committed | None) -> tuple[dict[str, Any] | None, str]:
+    """redline's table in the repository's settings file and the source naming it: as
+    ``committed`` holds it (git mode), else as the folder ``root`` has it."""
+    if committed is None:
+        read = _disk(root)
+        own = str(root / POLICY_FILE)
+        section_source = f"{root / PYPROJECT} [tool.redline]"
+        whole_source = str(root / PYPROJECT)
+    else:
+        read = committed.read
+        own = f"{POLICY_FILE} {committed.where}"
+        section_source = whole_source = f"{PYPROJECT} [tool.redline] {committed.where}"
+    found = files.find(read)
+    if found is None:
+        return None, section_source
+    source = own if found.whole else whole_source
+    if committed is None:
+        try:
+            text = found.data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(source, "file", f"cannot be read ({exc})") from None
+    else:
+        text = found.text()
+    data = files.parse(text, source, ConfigError)
+    if found.whole:
+        return data, own
+    section = files.section(data)
     if section is not None and not isinstance(section, dict):
-        raise ConfigError(source, "tool.redline", "must be a table")
-    return section, source
+        raise ConfigError(section_source, "tool.redline", "must be a table")
+    return section, section_source
 
 
-def _committed_file(committed: Committed) -> tuple[dict[str, Any] | None, str]:
-    """The repository's settings as a commit holds them (see ``_repository_file``)."""
-    own = committed.files.get(POLICY_FILE)
-    if own is not None:
-        source = f"{POLICY_FILE} {committed.where}"
-        return _toml(own.decode("utf-8", errors="replace"), source), source
-    source = f"{PYPROJECT} [tool.redline] {committed.where}"
-    pyproject = committed.files.get(PYPROJECT)
-    if pyproject is None or b"redline" not in pyproject:
-        return None, source
-    whole = _toml(pyproject.decode("utf-8", errors="replace"), source)
-    tool = whole.get("tool")
-    section = tool.get("redline") if isinstance(tool, dict) else None
-    if section is not None and not isinstance(section, dict):
-        raise ConfigError(source, "tool.redline", "must be a table")
-    return section, source
+def _disk(root: Path) -> files.Reader:
+    disk = files.folder_reader(root)
+
+    def read(name: str) -> bytes | None:
+        try:
+            return disk(name)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise ConfigError(str(root / name), "file", f"cannot be read ({reason})") from None
+
+    return read
 
 
-def _read(path: Path, source: str, mentioning: str | None = None) -> dict[str, Any] | None:
-    """The file's TOML; None when it is missing (or, given ``mentioning``, does not
-    mention it: a project's broken pyproject.toml is not redline's to refuse)."""
+def _read(path: Path, source: str) -> dict[str, Any] | None:
+    """The user's file as TOML; None when it is missing."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -255,18 +259,7 @@ def _read(path: Path, source: str, mentioning: str | None = None) -> dict[str, A
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigError(source, "file", f"cannot be read ({reason})") from None
-    if mentioning is not None and mentioning not in text:
-        return None
-    return _toml(text, source)
-
-
-def _toml(text: str, source: str) -> dict[str, Any]:
-    import tomllib  # only when there is a file to read
-
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError.not_toml(exc, text, source) from None
+    return files.parse(text, source, ConfigError)
 
 
 def _parse(

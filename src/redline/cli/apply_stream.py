@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from redline.engine.errors import RedlineError
     from redline.engine.result import Status
     from redline.fsops.behind import WriteBehind
+    from redline.settings.folder import FolderSettings
 
 
 def run_apply(
@@ -94,14 +95,18 @@ def _ready(
         if session is not None:
             runner, close = _session_runner(repo, session, dry_run, threshold)
         else:
+            from redline.settings.folder import read_folder
+
             if jsonl and not dry_run:
                 from redline.fsops.behind import WriteBehind
 
                 behind = WriteBehind()
-            runner = embedded_runner(root, dry_run, threshold, behind)
+            folder = read_folder(root)  # once, for every step
+            runner = embedded_runner(root, dry_run, threshold, behind, folder)
+            runner = _permitted(runner, root, folder)
         # The daemon judges a session's requests itself (daemon.rules): every client meets
         # the same rules, read from the main line.
-        return behind, runner if session is not None else _permitted(runner, root), close
+        return behind, runner, close
     except Exception as exc:  # not even ready to apply: each request still gets its answer
         return None, unavailable(exc, session), close
 
@@ -283,11 +288,12 @@ def _exit_code(payload: dict[str, Any]) -> int:
     return EXIT_CODES.get(str(payload.get("status")), 1)
 
 
-def _permitted(run: Runner, root: Path) -> Runner:
-    """``run`` behind the ``[permission]`` rules of the folder edited."""
+def _permitted(run: Runner, root: Path, folder: FolderSettings) -> Runner:
+    """``run`` behind the ``[permission]`` rules of the folder edited (``folder``: its
+    settings)."""
     from redline.pipeline.permission import permission_gate
 
-    gate = permission_gate(root)
+    gate = permission_gate(root, folder=folder)
 
     def permitted(obj: Any) -> dict[str, Any]:
         refused = gate(obj)

@@ -96,6 +96,18 @@ def folder_reader(root: Path) -> Reader:
     return read
 
 
+def cached(read: Reader) -> Reader:
+    """``read``, each file read once (a failure is not kept: it is raised again)."""
+    seen: dict[str, bytes | None] = {}
+
+    def once(name: str) -> bytes | None:
+        if name not in seen:
+            seen[name] = read(name)
+        return seen[name]
+
+    return once
+
+
 def settings_table(read: Reader) -> tuple[str, object] | None:
     """Which file holds redline's settings and what it says, as parsed TOML (the whole
     ``.redline.toml``, or ``[tool.redline]``): what an agent's change of the policy or the

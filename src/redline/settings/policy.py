@@ -64,11 +64,12 @@ def policy_from_files(read: Reader) -> Policy:
     return _policy_of(files.find(read, mentioning=False))
 
 
-def policy_in_directory(root: Path) -> Policy:
+def policy_in_directory(root: Path, disk: Reader | None = None) -> Policy:
     """The policy in the files under ``root`` (defaults when it has none): the embedded
-    mode's, read from disk. A ``pyproject.toml`` that does not name redline is not parsed,
-    nor one that cannot be read."""
-    disk = files.folder_reader(root)
+    mode's, read from disk (``disk``: how, default :func:`~redline.settings.files.folder_reader`).
+    A ``pyproject.toml`` that does not name redline is not parsed, nor one that cannot be
+    read."""
+    disk = disk or files.folder_reader(root)
 
     def read(name: str) -> bytes | None:
         try:

@@ -137,12 +137,16 @@ def repository_root(start: Path) -> Path:
 
 
 def load_config(
-    root: Path, committed: Committed | None = None, user_file: Path | None = None
+    root: Path,
+    committed: Committed | None = None,
+    user_file: Path | None = None,
+    disk: files.Reader | None = None,
 ) -> Config:
     """The settings for the repository (or plain folder) whose working directory is ``root``;
     the repository's file as ``committed`` holds it when given (git mode), else as ``root``
-    has it. ``user_file``: the user's config file (default :func:`user_config_file`; the
-    daemon names the one of the environment it started in).
+    has it (read by ``disk``, default :func:`~redline.settings.files.folder_reader`).
+    ``user_file``: the user's config file (default :func:`user_config_file`; the daemon
+    names the one of the environment it started in).
 
     ConfigError, naming the file and the key, when either file is unusable.
     """
@@ -151,7 +155,7 @@ def load_config(
     sources: list[str] = []
     agent: dict[str, str] = {}
     policy_files = False
-    repository = _repository_file(root, committed)
+    repository = _repository_file(root, committed, disk)
     for (data, source), own in ((_user_file(user_file), True), (repository, False)):
         if data is None:
             layers.append({})
@@ -174,11 +178,11 @@ def load_config(
     )
 
 
-def user_allows_policy_files() -> bool:
+def user_allows_policy_files(user_file: Path | None = None) -> bool:
     """Whether the user's own config file lets an agent change redline's settings files in
     embedded mode (``[permission] policy_files = "allow"``); False when it cannot be read
     (what is wrong with it is reported by the permission check)."""
-    data, source = _user_file_quietly()
+    data, source = _user_file_quietly(user_file)
     if data is None:
         return False
     try:
@@ -187,9 +191,9 @@ def user_allows_policy_files() -> bool:
         return False
 
 
-def _user_file_quietly() -> tuple[dict[str, Any] | None, str]:
+def _user_file_quietly(path: Path | None = None) -> tuple[dict[str, Any] | None, str]:
     try:
-        return _user_file()
+        return _user_file(path)
     except ConfigError:
         return None, ""
 
@@ -205,11 +209,13 @@ def _user_file(path: Path | None = None) -> tuple[dict[str, Any] | None, str]:
     return _read(path, str(path)), str(path)
 
 
-def _repository_file(root: Path, committed: Committed | None) -> tuple[dict[str, Any] | None, str]:
+def _repository_file(
+    root: Path, committed: Committed | None, disk: files.Reader | None = None
+) -> tuple[dict[str, Any] | None, str]:
     """redline's table in the repository's settings file and the source naming it: as
     ``committed`` holds it (git mode), else as the folder ``root`` has it."""
     if committed is None:
-        read = _disk(root)
+        read = _disk(root, disk or files.folder_reader(root))
         own = str(root / POLICY_FILE)
         section_source = f"{root / PYPROJECT} [tool.redline]"
         whole_source = str(root / PYPROJECT)
@@ -237,9 +243,7 @@ def _repository_file(root: Path, committed: Committed | None) -> tuple[dict[str,
     return section, section_source
 
 
-def _disk(root: Path) -> files.Reader:
-    disk = files.folder_reader(root)
-
+def _disk(root: Path, disk: files.Reader) -> files.Reader:
     def read(name: str) -> bytes | None:
         try:
             return disk(name)

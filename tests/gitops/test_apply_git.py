@@ -40,7 +40,7 @@ from redline.gitops.errors import RefMoved
 from redline.gitops.repo import main_repository
 from redline.gitops.session import Session, open_session
 from redline.gitops.snapshot import TreeSnapshot
-from redline.tools.schema import parse_request
+from redline.tools.request import parse_request
 from support.requests import edit, patch
 
 BRANCH = "redline/s"

@@ -33,7 +33,7 @@ from redline.gitops.apply import SessionApplier
 from redline.gitops.repo import main_repository
 from redline.gitops.session import Session, open_session
 from redline.settings.policy import policy_from_tree
-from redline.tools.schema import parse_request
+from redline.tools.request import parse_request
 
 BRANCH = "redline/s"
 GUARD_FLAG = {

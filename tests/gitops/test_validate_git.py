@@ -10,7 +10,7 @@ from gitmode_fixtures import branch_commits, changed_files, git, make_repo, note
 from redline.gitops.apply import SessionApplier
 from redline.gitops.repo import main_repository
 from redline.gitops.session import open_session
-from redline.tools.schema import parse_request
+from redline.tools.request import parse_request
 from support.requests import edit, patch
 
 BRANCH = "redline/s"

@@ -1,9 +1,10 @@
 """Benchmark the calls that start a process per edit or per commit, against another checkout.
 
-    python bench/start_bench.py [--other SRC] [--files 2000] [--guard-files N]
-        [--rounds 5] [--runs 10] [--json FILE]
+    python bench/start_bench.py [--src SRC] [--other SRC] [--files 2000]
+        [--guard-files N] [--rounds 5] [--runs 10] [--json FILE]
 
-For each ``src`` — this checkout's and ``--other``'s (for example ``/work/main/src``),
+For each ``src`` — this checkout's (or ``--src``'s) and ``--other``'s (for example
+``/work/main/src``),
 alternating round by round, so both meet the same load — runs ``python -m redline``
 with that code first on ``PYTHONPATH`` and measures the wall time of:
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import statistics
 import subprocess
@@ -42,10 +44,18 @@ HERE = Path(__file__).resolve().parent.parent / "src"
 EDITED = "d000/m001.py"
 
 
+CPU: list[float] = []  # CPU ms (user + system) of each timed process, in order
+
+
 def timed(args: list[str], env: dict[str, str], cwd: Path, stdin: bytes = b"") -> float:
+    """Wall ms of the process; its CPU ms goes to :data:`CPU` (less moved by a loaded
+    machine than the wall time)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(args, input=stdin, env=env, cwd=cwd, capture_output=True)
     took = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(args)}: {done.returncode}\n{done.stderr.decode()}")
     return took
@@ -153,6 +163,7 @@ class Git:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--src", type=Path, default=HERE, help="the code measured as 'this'")
     parser.add_argument("--other", type=Path, help="another checkout's src to compare with")
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--guard-files", type=int, default=None)
@@ -176,19 +187,22 @@ def run(base: Path, args: argparse.Namespace) -> None:
     if guard_files != args.files:
         guard_source = base / "guard-source"
         build_repo(Runner(setup), guard_source, max(1, guard_files // FILES_PER_DIR))
-    srcs = [("this", HERE)] + ([("other", args.other.resolve())] if args.other else [])
+    srcs = [("this", args.src.resolve())]
+    if args.other:
+        srcs.append(("other", args.other.resolve()))
     codes = [Code(label, src, base, source, guard_source) for label, src in srcs]
     git = Git(base, source, setup.env)
     kinds = ("embedded", "session", "guard")
     times: dict[str, dict[str, list[float]]] = {c.label: {k: [] for k in kinds} for c in codes}
+    cpu: dict[str, dict[str, list[float]]] = {c.label: {k: [] for k in kinds} for c in codes}
     refs: dict[str, list[float]] = {"python -c pass": [], "git apply": [], "git add+commit": []}
     try:
         for _ in range(args.rounds):
             for code in codes:
                 for _ in range(args.runs):
-                    times[code.label]["embedded"].append(code.embedded())
-                    times[code.label]["session"].append(code.session())
-                    times[code.label]["guard"].append(code.guard())
+                    for kind in kinds:
+                        times[code.label][kind].append(getattr(code, kind)())
+                        cpu[code.label][kind].append(CPU[-1])
             for _ in range(args.runs):
                 refs["python -c pass"].append(timed([sys.executable, "-c", "pass"], {}, base))
                 refs["git apply"].append(git.apply())
@@ -197,6 +211,7 @@ def run(base: Path, args: argparse.Namespace) -> None:
         for code in codes:
             code.stop()
     report(times, refs, args, guard_files)
+    report_cpu(cpu)
 
 
 def report(
@@ -232,6 +247,18 @@ def report(
     print(f"  embedded apply / git apply:     {this['embedded'] / ref50['git apply']:.2f}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
+
+
+def report_cpu(cpu: dict[str, dict[str, list[float]]]) -> None:
+    print("p50 CPU ms (user + system) of the same processes")
+    p50 = {
+        label: {k: statistics.median(v) for k, v in kinds.items()} for label, kinds in cpu.items()
+    }
+    for kind in ("embedded", "session", "guard"):
+        line = f"  {kind:10}" + "".join(f" {label} {p50[label][kind]:7.1f}" for label in p50)
+        if "other" in p50:
+            line += f"   this/other {p50['this'][kind] / p50['other'][kind]:.2f}"
+        print(line)
 
 
 if __name__ == "__main__":

@@ -540,7 +540,7 @@ def reproduce(repo: Path, stream: EditStream, edits: int) -> dict[str, Any]:
     import redline.gitops.publish as publishing
     import redline.gitops.snapshot as snapshot
     import redline.gitops.transaction as transaction
-    import redline.tools.schema as schema
+    import redline.tools.request as requests
     from redline.daemon import watcher as watching
     from redline.daemon.service import Service
     from redline.gitops import journal, notes, refs
@@ -564,7 +564,7 @@ def reproduce(repo: Path, stream: EditStream, edits: int) -> dict[str, Any]:
         timer = PhaseTimer()
         targets: list[tuple[object, str, str]] = [
             (service, "call", "Service.call (worker thread, total)"),
-            (schema, "parse_request", "parse_request (pydantic)"),
+            (requests, "parse_request", "parse_request"),
             (applier, "apply", "SessionApplier.apply"),
             (applier.tx, "_tip", "_tip (branch ref + tip tree)"),
             (applier.tx, "_external_changes", "_external_changes (snapshot of dirty paths)"),

@@ -61,7 +61,7 @@ import pygit2
 
 from redline.gitops import notes
 from redline.gitops.trees import FILE, Entry, with_entries
-from redline.hooks.config import parse_policy
+from redline.settings.policy import parse_policy
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 TARGET_MS = 300.0
@@ -533,7 +533,7 @@ def commit_runs(runner: Runner, name: str, runs: int) -> Row:
 # Everything `redline guard` imports, doing nothing: the floor under the hook's time.
 GUARD_IMPORTS = (
     "import redline.cli.main, redline.hooks.ledger, redline.hooks.stages, "
-    "redline.hooks.guard, redline.hooks.config"
+    "redline.hooks.guard, redline.settings.policy"
 )
 
 PHASES = textwrap.dedent(
@@ -552,7 +552,7 @@ PHASES = textwrap.dedent(
     from redline.cli.guard import _policy, _repo
     from redline.hooks import ledger, stages
     from redline.hooks.guard import blocked
-    import redline.hooks.config
+    import redline.settings.policy
     out["import redline.hooks.* (policy, tomllib)"] = clock() - t
     t = clock()
     repo = _repo(Path("."))

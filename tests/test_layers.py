@@ -18,10 +18,12 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "redline"
 RANK = {
     "__version__": -1,  # redline.__version__ itself
     "crashlog": 0,
+    "userdirs": 0,
     "engine": 0,
     "fsops": 1,
     "tools": 1,
     "gitops": 2,
+    "settings": 2,
     "hooks": 3,
     "daemon": 4,
     "pipeline": 5,

@@ -13,8 +13,7 @@ from click.testing import CliRunner
 
 from gitmode_fixtures import GitMode, branch_commits, gm, rev
 from redline.cli.main import cli
-from redline.tools.request import bad_text
-from redline.tools.schema import parse_request
+from redline.tools.request import bad_text, parse_request
 
 __all__ = ["gm"]
 

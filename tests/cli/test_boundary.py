@@ -23,7 +23,7 @@ from click.testing import CliRunner, Result
 from cli_support import redline_script
 from redline.cli.main import cli
 from redline.engine.errors import RedlineError, RequestError
-from redline.hooks.config import PolicyError
+from redline.settings.policy import PolicyError
 
 LOGGED = re.compile(
     r"^redline: the full traceback is in (?P<path>\S+\.log); this is a bug in redline: "
@@ -268,12 +268,12 @@ def test_a_failure_of_the_machine_says_what_ran_out_and_logs_no_crash(
 
 
 def _apply_cannot_start(monkeypatch: pytest.MonkeyPatch, exc: Exception) -> None:
-    import redline.cli.apply
+    import redline.cli.apply_stream
 
     def boom(*args: object, **kwargs: object) -> None:
         raise exc
 
-    monkeypatch.setattr(redline.cli.apply, "embedded_runner", boom)
+    monkeypatch.setattr(redline.cli.apply_stream, "embedded_runner", boom)
 
 
 def test_apply_answers_in_json_even_when_it_cannot_get_ready_nor_log_the_crash(

@@ -148,7 +148,7 @@ def test_demo_shows_what_a_team_sees_through_git(
 def test_the_demo_files_are_valid_code() -> None:
     from redline.cli.demo import EXACT, FILES, TOLERANT
     from redline.engine.edit import EditItem, EditRequest, apply_edit
-    from redline.hooks.config import parse_policy
+    from redline.settings.policy import parse_policy
 
     compile(FILES["app/greet.py"], "app/greet.py", "exec")
     assert parse_policy(FILES[".redline.toml"], ".redline.toml").rules

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from redline.engine.policy import MATCH_TYPES, Policy, glob_matches
 from redline.engine.weakening import glob_covers, weakenings
-from redline.hooks.config import parse_policy
+from redline.settings.policy import parse_policy
 
 GLOBS = [
     "src/**",

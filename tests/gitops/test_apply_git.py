@@ -41,7 +41,7 @@ from redline.gitops.errors import RefMoved
 from redline.gitops.repo import main_repository
 from redline.gitops.session import Session, open_session
 from redline.gitops.snapshot import TreeSnapshot
-from redline.tools.schema import parse_request
+from redline.tools.request import parse_request
 from support.requests import edit, patch
 
 BRANCH = "redline/s"
@@ -696,7 +696,7 @@ SQL_FUZZY = edit(
 
 
 def guarded_applier(tmp_path: Path) -> tuple[Path, SessionApplier]:
-    from redline.hooks.config import policy_from_tree
+    from redline.settings.policy import policy_from_tree
 
     repo = make_repo(
         tmp_path / "guarded",
@@ -762,7 +762,7 @@ def test_changes_to_the_guards_files_made_with_other_tools_are_flagged(tmp_path:
 
 
 def test_reject_refuses_every_agent_edit_of_the_policy(tmp_path: Path) -> None:
-    from redline.hooks.config import policy_from_tree
+    from redline.settings.policy import policy_from_tree
 
     policy = '[guard]\naction = "reject"\n'
     repo = make_repo(tmp_path / "strict", {".redline.toml": policy})

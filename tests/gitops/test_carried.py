@@ -18,8 +18,8 @@ from redline.gitops.apply import SessionApplier
 from redline.gitops.repo import main_repository
 from redline.gitops.session import load, open_session
 from redline.hooks.approve import approve
-from redline.hooks.config import policy_from_tree
-from redline.tools.schema import parse_request
+from redline.settings.policy import policy_from_tree
+from redline.tools.request import parse_request
 
 POLICY = '[[guard.protect]]\npaths = ["migrations/**"]\nrequire = "exact"\n'
 MIGRATION = "migrations/001_users.sql"

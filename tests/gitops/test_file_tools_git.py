@@ -32,8 +32,8 @@ from gitmode_fixtures import (
 from redline.gitops.apply import SessionApplier
 from redline.gitops.repo import main_repository
 from redline.gitops.session import Session, open_session
-from redline.hooks.config import policy_from_tree
-from redline.tools.schema import parse_request
+from redline.settings.policy import policy_from_tree
+from redline.tools.request import parse_request
 
 BRANCH = "redline/s"
 GUARD_FLAG = {

@@ -29,7 +29,7 @@ from redline.gitops.publish import FAULT_POINTS
 from redline.gitops.repo import main_repository
 from redline.gitops.session import Session, open_session
 from redline.hooks.approve import approve
-from redline.tools.schema import parse_request
+from redline.tools.request import parse_request
 from support.requests import edit
 
 BRANCH = "redline/s"

@@ -22,7 +22,7 @@ from redline.gitops.errors import SessionError
 from redline.gitops.repo import main_repository
 from redline.gitops.session import open_session
 from redline.gitops.stats import Report, compute, parse_time, quartiles
-from redline.tools.schema import parse_request
+from redline.tools.request import parse_request
 
 BODY = "".join(f"line {i}\n" for i in range(1, 11))
 

@@ -19,7 +19,7 @@ from redline.gitops.errors import SessionError
 from redline.gitops.repo import main_repository
 from redline.gitops.session import open_session
 from redline.gitops.undo import conflict_ranges
-from redline.hooks.config import policy_from_tree
+from redline.settings.policy import policy_from_tree
 
 APP = "app.py"
 APP_TEXT = "".join(f"def step_{n}():\n    return {n}\n\n\n" for n in range(1, 7))

@@ -10,7 +10,7 @@ from gitmode_fixtures import branch_commits, changed_files, git, make_repo, note
 from redline.gitops.apply import SessionApplier
 from redline.gitops.repo import main_repository
 from redline.gitops.session import open_session
-from redline.tools.schema import parse_request
+from redline.tools.request import parse_request
 from support.requests import edit, patch
 
 BRANCH = "redline/s"
@@ -21,7 +21,7 @@ POLICY = '[[validate]]\npaths = ["**/*.py"]\n'
 
 
 def applier_for(repo: Path, *, with_policy: bool = False) -> SessionApplier:
-    from redline.hooks.config import policy_from_tree
+    from redline.settings.policy import policy_from_tree
 
     git_repo, layout = main_repository(repo)
     session = open_session(git_repo, layout, "s", None)

@@ -31,8 +31,9 @@ from redline.gitops.apply import PolicyReading, SessionApplier
 from redline.gitops.repo import main_repository
 from redline.gitops.session import open_session
 from redline.hooks import ledger
-from redline.hooks.config import policy_from_files, settings_table
 from redline.hooks.mainline import Mainline
+from redline.settings.files import settings_table
+from redline.settings.policy import policy_from_files
 from support import cli as inproc
 
 REDLINE = [sys.executable, "-m", "redline"]

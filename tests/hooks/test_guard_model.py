@@ -52,10 +52,10 @@ from redline.gitops.errors import GitModeError
 from redline.hooks import ledger as ledgers
 from redline.hooks import stages
 from redline.hooks.approve import approve
-from redline.hooks.config import policy_from_tree
 from redline.hooks.gate import Findings, check_range, judge
 from redline.hooks.guard import cleared
 from redline.hooks.land import LandRefused, check
+from redline.settings.policy import policy_from_tree
 
 POLICY = '[[guard.protect]]\npaths = ["auth/**"]\nrequire = "exact"\n'
 FILES = {

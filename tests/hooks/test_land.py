@@ -43,8 +43,8 @@ from redline.gitops import session as sessions
 from redline.gitops.apply import SessionApplier
 from redline.gitops.errors import SessionError
 from redline.gitops.repo import main_repository
-from redline.hooks.config import policy_from_tree
 from redline.hooks.land import land as land_in_process
+from redline.settings.policy import policy_from_tree
 
 APP_EXACT_OLD = "    server = make_server(config)\n"
 APP_EXACT_NEW = "    server = make_server(config, workers=4)\n"

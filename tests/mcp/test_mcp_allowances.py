@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from redline.mcp.allowances import Allowances
-from redline.tools.config import parse_config
+from redline.settings.tools import parse_config
 
 RULES = """\
 [permission.edit]

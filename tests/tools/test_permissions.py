@@ -1,6 +1,6 @@
 """tools.permissions: ``[permission]`` rules decided per tool and path.
 
-Rules are written as users write them (TOML read by ``tools.config``), so each
+Rules are written as users write them (TOML read by ``settings.tools``), so each
 test also shows the syntax it exercises.
 """
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.tools.config import parse_config
+from redline.settings.tools import parse_config
 from redline.tools.permissions import (
     DEFAULT_RULE,
     Decision,

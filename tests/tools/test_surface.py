@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from conformance_paths import LENIENT_SCENARIOS, MALFORMED_SCENARIOS, SCENARIOS, scenario_names
 from conformance_paths import MISSING as NO_SCENARIOS
-from redline.tools.config import Config, load_config, parse_config
+from redline.settings.tools import Config, load_config, parse_config
 from redline.tools.definitions import DEFINITIONS, FREEFORM_PATCH_DESCRIPTION
 from redline.tools.grammar import grammar_text
 from redline.tools.surface import (

@@ -10,8 +10,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import click
-
+from redline.cli.boundary import SettingError
 from redline.daemon.client import Client
 from redline.daemon.lifecycle import (
     DEFAULT_IDLE_TIMEOUT,
@@ -23,13 +22,7 @@ from redline.daemon.paths import DaemonFiles
 from redline.engine.errors import RedlineError
 
 if TYPE_CHECKING:
-    from redline.tools.config import Committed
-
-
-class SettingError(RedlineError):
-    """An environment variable the CLI reads holds a value it cannot use."""
-
-    exit_code = 2
+    from redline.settings.files import Committed
 
 
 def runtime_dir() -> Path | None:
@@ -75,21 +68,12 @@ def daemon_client_started(repo: Path, idle: float | None = None) -> tuple[Client
         ) from None
 
 
-repo_option = click.option(
-    "--repo",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=Path("."),
-    show_default="the current directory",
-    help="A path inside the git repository.",
-)
-
-
 def mainline_settings(repo: Path, session: str | None) -> Committed:
     """The repository's settings files as the session's main line has them committed
     (never the session's worktree, where the agent could change them)."""
     from redline.engine.policy import SETTINGS_FILES
     from redline.gitops.committed import committed_files, mainline_rev
-    from redline.tools.config import Committed
+    from redline.settings.files import Committed
 
     try:
         common = daemon_files(repo).common

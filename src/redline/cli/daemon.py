@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from redline.cli._connect import daemon_files, repo_option
+from redline.cli._connect import daemon_files
+from redline.cli.options import repo_option
 
 
 @click.group("daemon")

@@ -10,29 +10,16 @@ from typing import TYPE_CHECKING
 
 import click
 
-from redline.cli._connect import SettingError, repo_option
-from redline.engine.errors import RedlineError
+from redline.cli.boundary import SettingError
+from redline.cli.guard_hook import STAGES, evidence_repo
+from redline.cli.options import repo_option
 
 if TYPE_CHECKING:
     import pygit2
 
     from redline.engine.policy import Policy
-    from redline.hooks import stages
-    from redline.hooks.config import PolicyError
     from redline.hooks.ledger import Ledger
 
-STAGES = ("pre-commit", "pre-merge-commit", "pre-push")
-
-
-def evidence_repo(path: Path) -> pygit2.Repository:
-    """The repository around ``path``, with the notes fetched from remotes merged in
-    (gitops.notes_sync): every command here reads the evidence."""
-    from redline.gitops.notes_sync import import_fetched
-    from redline.gitops.repo import discover
-
-    repo = discover(path)
-    import_fetched(repo)
-    return repo
 
 
 def head_policy(repo: pygit2.Repository, ledger: Ledger) -> Policy:
@@ -42,22 +29,6 @@ def head_policy(repo: pygit2.Repository, ledger: Ledger) -> Policy:
     from redline.hooks.mainline import guarded_policy
 
     return guarded_policy(repo, ledger, [(head_tree(repo), "in HEAD")])
-
-
-def _broken_policies(
-    repo: pygit2.Repository, changes: list[stages.Change]
-) -> list[tuple[stages.Change, PolicyError]]:
-    """The changes whose new tree holds a policy that does not parse or validate: the
-    guard refuses them, or the next agent edit would meet a policy it cannot read."""
-    from redline.hooks.config import PolicyError, policy_from_tree
-
-    out = []
-    for change in changes:
-        try:
-            policy_from_tree(repo, change.new)
-        except PolicyError as exc:
-            out.append((change, exc))
-    return out
 
 
 @click.command("guard")
@@ -117,98 +88,9 @@ def guard_command(
         raise click.UsageError(
             "--json, --format, --summary and --verify go with --range BASE..HEAD"
         )
-    from redline.hooks import ledger, stages
-    from redline.hooks.gate import judge
-    from redline.hooks.guard import describe, describe_broken_policy
+    from redline.cli.guard_hook import run_hook
 
-    # Git runs hooks at the top of the worktree, with GIT_DIR / GIT_INDEX_FILE set
-    # for the repository and the index being committed.
-    repo = evidence_repo(Path(os.environ.get("GIT_DIR") or "."))
-    from_ref = os.environ.get("PRE_COMMIT_FROM_REF")
-    to_ref = os.environ.get("PRE_COMMIT_TO_REF")
-    # pre-commit's pre-push stage names the remote; with no FROM_REF it pushes a
-    # history from its root commit (PRE_COMMIT_LOCAL_BRANCH is what is pushed).
-    framework_push = os.environ.get("PRE_COMMIT_LOCAL_BRANCH") if not from_ref else None
-    remote = hook_args[0] if stage == "pre-push" and hook_args else None
-    pushing = True
-    if from_ref and to_ref:  # pre-commit framework: pre-push stage, or run --from-ref/--to-ref
-        change = stages.range_change(repo, from_ref, to_ref, "the push")
-        if change is None and to_ref != stages.ZERO:
-            raise SettingError(
-                f"cannot resolve PRE_COMMIT_TO_REF {to_ref!r} to a commit of this repository; "
-                "pass --to-ref a commit, branch or tag that exists here"
-            )
-        changes = [change] if change is not None else []
-        remote = _framework_remote()
-    elif framework_push and os.environ.get("PRE_COMMIT_REMOTE_NAME"):
-        change = stages.range_change(repo, None, framework_push, "the push")
-        changes = [change] if change is not None else []
-        remote = _framework_remote()
-    elif stage == "pre-push":
-        lines = sys.stdin.read().splitlines()
-        changes = stages.push_changes(repo, lines)
-        if any(len(p) == 4 and p[2].startswith("refs/notes/") for p in map(str.split, lines)):
-            remote = None  # the push carries notes itself: leave them to it
-    else:
-        index_file = os.environ.get("GIT_INDEX_FILE")
-        index_path = Path(index_file) if index_file else None
-        if index_path is not None and not index_path.is_absolute():
-            index_path = Path.cwd() / index_path
-        merging = [
-            name.removeprefix("GITHEAD_") for name in os.environ if name.startswith("GITHEAD_")
-        ]
-        changes = [stages.commit_change(repo, index_path, stages.amending(), merging)]
-        pushing = False
-    for change, error in _broken_policies(repo, changes):
-        click.echo(describe_broken_policy(error, change.label, not pushing), err=True)
-        sys.exit(1)
-    found = judge(repo, ledger.load(repo), changes)
-    if not found.ok:
-        again = "push" if pushing else "commit"
-        said = describe(
-            found.blocked, found.unreadable, found.missing, again, found.mismatched, found.ignored
-        )
-        click.echo(said, err=True)
-        sys.exit(1)
-    if remote:
-        _push_notes(repo, remote)
-
-
-def _framework_remote() -> str | None:
-    """The remote pre-commit's pre-push stage pushes to (None when it pushes notes itself,
-    or runs outside a push: ``pre-commit run --from-ref/--to-ref``)."""
-    if os.environ.get("PRE_COMMIT_REMOTE_BRANCH", "").startswith("refs/notes/"):
-        return None
-    return os.environ.get("PRE_COMMIT_REMOTE_NAME") or None
-
-
-def _push_notes(repo: pygit2.Repository, remote: str) -> None:
-    """After a push passed the guard: the evidence goes to the remote with it."""
-    from redline.gitops.notes_sync import push_needed, sync
-    from redline.hooks.stages import dry_run
-
-    if _config_false(repo, "redline.pushNotes") or dry_run() or not push_needed(repo, remote):
-        return
-    try:
-        done = sync(repo, remote)
-    except RedlineError as exc:
-        click.echo(
-            f"redline guard: refused — the evidence notes could not go with the push: {exc}\n"
-            "Without them the pushed edit commits count as unapproved on every other clone "
-            '("evidence missing"). Fix that and push again; or, if this remote must not '
-            "take notes, `git config redline.pushNotes false` and share refs/notes/redline "
-            "another way.",
-            err=True,
-        )
-        sys.exit(1)
-    click.echo(f"redline: {done.describe()}", err=True)
-
-
-def _config_false(repo: pygit2.Repository, key: str) -> bool:
-    try:
-        return str(repo.config[key]).strip().lower() in ("false", "no", "off", "0")
-    except KeyError:
-        return False
+    sys.exit(run_hook(stage, hook_args))
 
 
 def _guard_range(spec: str, form: str, summary_file: Path | None, verify: bool) -> None:

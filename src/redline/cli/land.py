@@ -15,7 +15,8 @@ from typing import Any
 
 import click
 
-from redline.cli._connect import daemon_client, daemon_files, repo_option
+from redline.cli._connect import daemon_client, daemon_files
+from redline.cli.options import repo_option
 from redline.engine.errors import RedlineError
 from redline.engine.paths import shown_path
 

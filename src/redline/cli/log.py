@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from redline.cli._connect import repo_option
 from redline.cli._repository import open_repository
+from redline.cli.options import repo_option
 from redline.engine.confidence import shown_confidence
 from redline.engine.paths import safe_text, shown_path
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from redline.cli._connect import mainline_settings, repo_option
+from redline.cli._connect import mainline_settings
+from redline.cli.options import repo_option
 
 if TYPE_CHECKING:
     from redline.mcp.backend import Backend
@@ -55,7 +56,7 @@ def mcp_command(
     apply_patch and read for a patch-native model.
     """
     from redline.daemon.paths import NoRepository, common_dir
-    from redline.tools.config import repository_root
+    from redline.settings.tools import repository_root
 
     if session is not None and embedded:
         raise click.UsageError("--session and --embedded exclude each other: choose one mode")
@@ -99,7 +100,7 @@ def _serve(
 ) -> None:
     from redline.mcp.allowances import Allowances
     from redline.mcp.server import Served
-    from redline.tools.config import load_config
+    from redline.settings.tools import load_config
     from redline.tools.definitions import DEFINITIONS
     from redline.tools.surface import select
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from redline.cli._connect import repo_option
+from redline.cli.options import repo_option
 
 if TYPE_CHECKING:
     import pygit2

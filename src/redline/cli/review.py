@@ -15,8 +15,9 @@ from typing import Any
 
 import click
 
-from redline.cli._connect import repo_option
-from redline.cli.guard import evidence_repo, head_policy
+from redline.cli.guard import head_policy
+from redline.cli.guard_hook import evidence_repo
+from redline.cli.options import repo_option
 from redline.engine.confidence import shown_confidence
 from redline.engine.errors import RedlineError
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import click
 
-from redline.cli._connect import daemon_client, daemon_client_started, daemon_files, repo_option
+from redline.cli._connect import daemon_client, daemon_client_started, daemon_files
+from redline.cli.options import repo_option
 from redline.daemon.protocol import RpcError
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from redline.cli._connect import repo_option
+from redline.cli.options import repo_option
 
 DEFAULT_LATER = 10  # gitops.stats.DEFAULT_LATER (not imported: --help stays light)
 _UNITS = {

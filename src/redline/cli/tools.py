@@ -45,7 +45,7 @@ def tools_command(
     Settings: [compat] and [permission] in .redline.toml (or pyproject's
     [tool.redline]) over the user's config.toml; see the README.
     """
-    from redline.tools.config import load_config, repository_root
+    from redline.settings.tools import load_config, repository_root
     from redline.tools.surface import endpoint_for, render, select
 
     picked = ""

@@ -38,7 +38,7 @@ from redline.gitops.rollup import REPACK_TIMEOUT, RollUp, remove_packs, roll_up,
 
 log = logging.getLogger("redline.daemon")
 # Imported by every request on first use: warmed as the daemon starts.
-REQUEST_MODULES = ("redline.tools.request", "redline.tools.schema")
+REQUEST_MODULES = ("redline.tools.request",)
 # Imported by tolerant matches and legacy encodings: warmed when requests first pause.
 TOLERANT_MODULES = (
     "redline.engine.merge",

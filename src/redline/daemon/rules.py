@@ -20,8 +20,10 @@ import pygit2
 from redline.engine.policy import SETTINGS_FILES
 from redline.gitops.committed import governing_rev
 from redline.gitops.session import Session
-from redline.tools.config import Committed, load_config, user_config_file
+from redline.settings.files import Committed
+from redline.settings.tools import load_config
 from redline.tools.permissions import Permissions
+from redline.userdirs import user_config_file
 
 _Key = tuple[str, str | None, tuple[int, int, int] | None]
 

@@ -41,8 +41,9 @@ from redline.gitops.spares import SparePool
 from redline.gitops.worktree import request_path
 from redline.gitops.writer import Writer
 from redline.hooks import ledger
-from redline.hooks.config import policy_from_files, settings_table
 from redline.hooks.mainline import Mainline
+from redline.settings.files import settings_table
+from redline.settings.policy import policy_from_files
 from redline.tools.permissions import Permissions, unknown_rules, verdict
 
 log = logging.getLogger("redline.daemon")

@@ -30,9 +30,9 @@
     │                             system, no file descriptors left (fsops.resources)
     ├── SettingsError             a settings file cannot be used: its file, and the key or
     │   │                         the line and column (engine.errors)
-    │   ├── PolicyError           the guard policy does not parse or validate (hooks.config)
+    │   ├── PolicyError           the guard policy does not parse or validate (settings.policy)
     │   └── ConfigError           a tool setting ([permission], [compat]) is unusable
-    │                             (tools.config)
+    │                             (settings.tools)
     ├── ApprovalError             an approval cannot be recorded (hooks.approve)
     ├── LandRefused               the guard refuses to land a session (hooks.land)
     ├── InstallError              the guard's hooks cannot be installed or removed (hooks.install)
@@ -46,7 +46,7 @@
     │                             (daemon.paths)
     ├── RpcError                  the daemon answered a call with an error (daemon.protocol)
     └── SettingError              an environment setting the CLI reads is unusable; exit 2
-                                  (cli._connect)
+                                  (cli.boundary)
 
 The classes live in their layer's module (the engine imports neither pygit2
 nor sockets); this drawing is the one place that shows them all, and a test

@@ -44,7 +44,7 @@ APPROVALS = ("any", "signed")
 # Every match type a policy may name (engine.match_types: one table of every tier).
 MATCH_TYPES: tuple[str, ...] = ALL_MATCH_TYPES
 POLICY_FILE = ".redline.toml"
-# The policy file's sections the guard reads (hooks.config); tools.config reads the others.
+# The policy file's sections the guard reads (settings.policy); settings.tools reads the others.
 POLICY_SECTIONS = ("guard", "validate")
 PYPROJECT = "pyproject.toml"  # its [tool.redline] table, when there is no .redline.toml
 SETTINGS_FILES = (POLICY_FILE, PYPROJECT)  # the files that may hold redline's settings

@@ -46,7 +46,7 @@ Flags = list[dict[str, str]]  # the rules a change breaks, as the note and the r
 
 @dataclass(frozen=True)
 class PolicyReading:
-    """How the guard's files are read (hooks.config; gitops cannot import it): the policy
+    """How the guard's files are read (settings.policy; gitops cannot import it): the policy
     they hold, and redline's settings table as parsed TOML, which a change of the policy or
     the permissions is compared by."""
 

@@ -23,7 +23,6 @@ from redline.gitops.repo import signature
 from redline.gitops.signing import Signer, signer
 from redline.gitops.writer import PLAIN, Writer
 from redline.hooks import ledger as ledgers
-from redline.hooks.config import PolicyError, policy_from_tree, stricter_policy
 from redline.hooks.evidence import (
     MISSING_REASON,
     MISSING_RULE,
@@ -35,6 +34,7 @@ from redline.hooks.evidence import (
 from redline.hooks.guard import carrying_commit, changed_paths, flagged_operations
 from redline.hooks.sent_found import sent_and_found
 from redline.hooks.stages import SESSION_BRANCHES
+from redline.settings.policy import PolicyError, policy_from_tree, stricter_policy
 
 _LATER = 1000  # commits after an edit in which review looks for its file's other names
 

@@ -74,8 +74,8 @@ def judging_policy(
     there is joined too (hooks.mainline): a weakening that reached a branch unapproved
     judges nothing. A side whose policy is broken is left out (otherwise "fix the file
     and retry" could never get past the hook)."""
-    from redline.hooks.config import stricter_policy
     from redline.hooks.mainline import guarded_policy
+    from redline.settings.policy import stricter_policy
 
     label = change.label if change.label.startswith("the ") else f"the {change.label}"
     sides: list[tuple[pygit2.Tree | None, str]] = [

@@ -38,10 +38,10 @@ from redline.hooks.ledger import EditRecord, Ledger, RecordedOperation
 
 if TYPE_CHECKING:
     from redline.hooks.claims import Mismatch
-    from redline.hooks.config import PolicyError
     from redline.hooks.evidence import Missing
     from redline.hooks.reproduce import Unreproduced
     from redline.hooks.signed import Ignored
+    from redline.settings.policy import PolicyError
 
 _DEPTH = 64  # how far a chain of carried flags is followed before it counts as uncleared
 

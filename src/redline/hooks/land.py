@@ -33,10 +33,10 @@ from redline.gitops.repo import BRANCH_PREFIX, Layout
 from redline.hooks import ledger as ledgers
 from redline.hooks import stages
 from redline.hooks.claims import Mismatch
-from redline.hooks.config import PolicyError, policy_from_tree
 from redline.hooks.evidence import Missing
 from redline.hooks.gate import judge
 from redline.hooks.guard import Blocked, Unreadable, describe
+from redline.settings.policy import PolicyError, policy_from_tree
 
 SETTLE_WAIT = 5.0  # seconds to wait for a request of the session being published
 

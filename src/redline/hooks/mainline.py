@@ -27,9 +27,9 @@ import pygit2
 
 from redline.engine.errors import RedlineError
 from redline.engine.policy import SETTINGS_FILES, Policy
-from redline.hooks.config import PolicyError, policy_from_tree, stricter_policy
 from redline.hooks.guard import carrying_commit, in_effect
 from redline.hooks.ledger import Ledger
+from redline.settings.policy import PolicyError, policy_from_tree, stricter_policy
 
 if TYPE_CHECKING:
     from redline.gitops.session import Session

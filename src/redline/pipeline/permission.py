@@ -16,25 +16,39 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redline.engine.errors import RedlineError
-from redline.tools.config import Committed, load_config
+from redline.settings.files import Committed
+from redline.settings.tools import load_config
 from redline.tools.permissions import unknown_rules, verdict
+
+if TYPE_CHECKING:
+    from redline.settings.folder import FolderSettings
 
 Gate = Callable[[Any], dict[str, Any] | None]
 
 
 def permission_gate(
-    root: Path, paths_root: Path | None = None, committed: Callable[[], Committed] | None = None
+    root: Path,
+    paths_root: Path | None = None,
+    committed: Callable[[], Committed] | None = None,
+    folder: FolderSettings | None = None,
 ) -> Gate:
     """The check for requests to the folder or repository ``root`` (its settings are read
-    now), whose paths are relative to ``paths_root`` (default ``root``; a session's
-    worktree in git mode, where an absolute path names a file of the worktree).
-    ``committed`` reads the repository's settings files as the main line has them (git
-    mode), instead of from ``root``."""
+    now, unless ``folder`` holds them, read already), whose paths are relative to
+    ``paths_root`` (default ``root``; a session's worktree in git mode, where an absolute
+    path names a file of the worktree). ``committed`` reads the repository's settings files
+    as the main line has them (git mode), instead of from ``root``."""
     try:
-        permissions = load_config(root, committed() if committed is not None else None).permissions
+        if folder is not None and committed is None:
+            if folder.config is None:
+                assert folder.config_error is not None
+                raise folder.config_error
+            permissions = folder.config.permissions
+        else:
+            settings = committed() if committed is not None else None
+            permissions = load_config(root, settings).permissions
     except RedlineError as exc:
         return partial(unknown_rules, str(exc))
     if paths_root is not None:

@@ -18,29 +18,39 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from redline.daemon.protocol import RpcError
-    from redline.engine.policy import Policy
     from redline.engine.result import Status
     from redline.fsops.behind import WriteBehind
     from redline.fsops.settings import SettingsGuard
+    from redline.settings.folder import FolderSettings
 
 Runner = Callable[[Any], dict[str, Any]]
 
 
 def embedded_runner(
-    root: Path, dry_run: bool, threshold: float | None, behind: WriteBehind | None = None
+    root: Path,
+    dry_run: bool,
+    threshold: float | None,
+    behind: WriteBehind | None = None,
+    folder: FolderSettings | None = None,
 ) -> Runner:
-    """Requests applied to the files under ``root`` in this process (embedded mode)."""
+    """Requests applied to the files under ``root`` in this process (embedded mode), under
+    its settings (``folder``; read now when not given)."""
     from redline.engine.edit import EditRequest
     from redline.engine.errors import RequestError
     from redline.engine.hints import FailureHints
     from redline.engine.result import Result
     from redline.fsops.apply import apply_in_directory
+    from redline.settings.folder import read_folder
     from redline.tools.permissions import needs_permission
     from redline.tools.request import parse_request
 
     hints = FailureHints()
-    policy, unreadable = _embedded_policy(root)
-    settings = _settings_guard()
+    folder = folder or read_folder(root)
+    policy = folder.policy
+    unreadable = None
+    if folder.policy_error is not None:
+        unreadable = f"{folder.policy_error} — no edit is applied until it is fixed"
+    settings = None if folder.policy_files else _settings_guard()
 
     def run(obj: Any) -> dict[str, Any]:
         try:
@@ -60,36 +70,18 @@ def embedded_runner(
     return guarded(run, "nothing was written")
 
 
-def _embedded_policy(root: Path) -> tuple[Policy | None, str | None]:
-    """The policy under ``root`` (which files are validated), read once for the stream;
-    or why it cannot be read. Parsed only when a policy file is there."""
-    from redline.engine.policy import POLICY_FILE
-
-    if not (root / POLICY_FILE).is_file() and not (root / "pyproject.toml").is_file():
-        return None, None
-    from redline.engine.errors import RedlineError
-    from redline.hooks.config import policy_in_directory
-
-    try:
-        return policy_in_directory(root), None
-    except RedlineError as exc:
-        return None, f"{exc} — no edit is applied until it is fixed"
-
-
-def _settings_guard() -> SettingsGuard | None:
+def _settings_guard() -> SettingsGuard:
     """What keeps an agent from changing redline's own settings files under the folder (the
     permissions and the guard policy that govern it), unless the user's own config file
     allows it in so many words: ``[permission] policy_files = "allow"``. Compared parsed,
     before and after: a change elsewhere in ``pyproject.toml`` passes."""
-    from redline.tools.config import user_allows_policy_files, user_config_file
-
-    if user_allows_policy_files():
-        return None
-    from redline.hooks.config import settings_table
+    from redline.userdirs import user_config_file
 
     def guard(
         read: Callable[[str], bytes | None], changed: Mapping[str, bytes | None]
     ) -> str | None:
+        from redline.settings.files import settings_table
+
         def after(path: str) -> bytes | None:
             return changed[path] if path in changed else read(path)
 

@@ -1,6 +1,6 @@
 """Which tool may change which path: the ``[permission]`` rules, decided.
 
-Rules are read by :mod:`redline.tools.config`; this module only decides. A
+Rules are read by :mod:`redline.settings.tools`; this module only decides. A
 tool's rules are, in order, those of ``*`` and then its own, and the last rule
 whose glob matches the path decides (no rule at all: allow). The user's own
 rules and the repository's are two sets decided apart, and the stricter

@@ -1,47 +1,379 @@
-"""Requests in their common shapes, read without pydantic (it costs ~70 ms to import).
+"""The request format: one table of what each tool takes, read by hand, and its JSON Schema.
 
-An embedded ``redline apply`` starts for every edit a hook or script sends. A
-request made only of the fields and types the wire format allows is turned into
-the engine's request here; anything else, including every request that is
-wrong, goes to :func:`redline.tools.schema.parse_request`, so the answer, and
-each error's wording, is the wire format's own.
+Every front end reads a request here — ``redline apply`` (embedded, and the daemon
+for ``--session``), ``redline mcp`` — so a request means the same wherever it is
+sent. :data:`TOOLS` says, per tool, each field's type, whether it is required,
+its default and its bounds; :func:`parse_request` checks a decoded JSON request
+against it, says everything that is wrong at once in the format's words (the
+words pydantic used when it read the format: ``old_string: Input should be a
+valid string``), and turns a good one into the engine's request.
+:func:`request_schema` is the JSON Schema drawn from the same table, so what is
+documented is what is read. No pydantic: ``redline apply`` starts for every edit.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from redline.engine.edit import DEFAULT_THRESHOLD, EditItem, EditRequest
+from redline.engine.errors import RequestError
+from redline.engine.paths import check_characters, has_control_character
 
 if TYPE_CHECKING:
     from redline.engine.requests import Request
 
-_EDIT_FIELDS = frozenset(
-    [
-        "tool",
-        "path",
-        "old_string",
-        "new_string",
-        "replace_all",
-        "edits",
-        "threshold",
-        "turn",
-        "model",
-        "validate",
-    ]
+REQUEST_EXAMPLE = '{"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}'
+PATCH_EXAMPLE = '{"tool": "apply_patch", "patch": "*** Begin Patch\\n...\\n*** End Patch"}'
+WRITE_EXAMPLE = '{"tool": "write", "path": "src/app.py", "content": "..."}'
+DELETE_EXAMPLE = '{"tool": "delete", "path": "src/old.py"}'
+READ_EXAMPLE = '{"tool": "read", "path": "src/app.py", "offset": 1, "limit": 200}'
+TOOL_NAMES = '"edit", "apply_patch", "write", "delete" or "read"'
+READ_LIMIT = 2000  # lines a read returns when it names no limit (engine.read)
+
+
+# --- the table ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a request. ``kind``: ``tool`` (the tool's name), ``text``, ``flag``
+    (a boolean), ``count`` (an integer), ``fraction`` (a number in (0, 1]), ``turn`` (text
+    or an integer), ``choice`` (one of ``choices``), ``edits`` (a list of edit items)."""
+
+    name: str
+    kind: str
+    required: bool = False
+    nullable: bool = True  # null is read as "not given"
+    default: Any = None
+    least: int | None = None  # text: characters; count: the value; edits: items
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One object of the format: its name in the schema, its fields in order, what the
+    schema says of it, and the example an error shows."""
+
+    title: str
+    fields: tuple[Field, ...]
+    description: str | None = None
+    example: str = ""
+
+
+def _tool(name: str) -> Field:
+    return Field("tool", "tool", required=True, nullable=False, default=name)
+
+
+PATH = Field("path", "text", required=True, nullable=False, least=1)
+TURN = Field("turn", "turn")
+MODEL = Field("model", "text")
+VALIDATE = Field("validate", "flag")
+
+ITEM = Shape(
+    "EditItemModel",
+    (
+        Field("old_string", "text", required=True, nullable=False),
+        Field("new_string", "text", required=True, nullable=False),
+        Field("replace_all", "flag", nullable=False, default=False),
+    ),
 )
-_PATCH_FIELDS = frozenset(["tool", "patch", "turn", "model", "validate"])
-_FILE_FIELDS = {
-    "write": frozenset(["tool", "path", "content", "line_ending", "turn", "model", "validate"]),
-    "delete": frozenset(["tool", "path", "turn", "model"]),
-    "read": frozenset(["tool", "path", "offset", "limit", "turn", "model"]),
+TOOLS: dict[str, Shape] = {
+    "edit": Shape(
+        "EditRequestModel",
+        (
+            _tool("edit"),
+            PATH,
+            Field("old_string", "text"),
+            Field("new_string", "text"),
+            Field("replace_all", "flag"),
+            Field("edits", "edits", least=1),
+            Field("threshold", "fraction"),
+            TURN,
+            MODEL,
+            VALIDATE,
+        ),
+        '``{"tool": "edit", "path", "old_string", "new_string", "replace_all"}`` or with '
+        "``edits``.",
+        REQUEST_EXAMPLE,
+    ),
+    "apply_patch": Shape(
+        "ApplyPatchRequestModel",
+        (
+            _tool("apply_patch"),
+            Field("patch", "text", required=True, nullable=False),
+            TURN,
+            MODEL,
+            VALIDATE,
+        ),
+        '``{"tool": "apply_patch", "patch": "*** Begin Patch ... *** End Patch"}``.',
+        PATCH_EXAMPLE,
+    ),
+    "write": Shape(
+        "WriteRequestModel",
+        (
+            _tool("write"),
+            PATH,
+            Field("content", "text", required=True, nullable=False),
+            Field("line_ending", "choice", choices=("lf", "crlf")),
+            TURN,
+            MODEL,
+            VALIDATE,
+        ),
+        '``{"tool": "write", "path", "content", "line_ending"?}``: create or overwrite a '
+        "file.\n\nWithout ``line_ending`` a new file gets LF and an existing one keeps its "
+        "own style.",
+        WRITE_EXAMPLE,
+    ),
+    "delete": Shape(
+        "DeleteRequestModel",
+        (_tool("delete"), PATH, TURN, MODEL),
+        '``{"tool": "delete", "path"}``: remove one file (never a folder).',
+        DELETE_EXAMPLE,
+    ),
+    "read": Shape(
+        "ReadRequestModel",
+        (
+            _tool("read"),
+            PATH,
+            Field("offset", "count", nullable=False, default=1, least=1),
+            Field("limit", "count", nullable=False, default=READ_LIMIT, least=1),
+            TURN,
+            MODEL,
+        ),
+        '``{"tool": "read", "path", "offset"?, "limit"?}``: numbered lines from ``offset``\n'
+        "(1-based, default 1), at most ``limit`` (default 2000). Changes nothing.",
+        READ_EXAMPLE,
+    ),
 }
-_ITEM_FIELDS = frozenset(["old_string", "new_string", "replace_all"])
 
 
-class _Unusual(Exception):
-    """The request is not in a common shape: the wire format reads it."""
+# --- reading --------------------------------------------------------------------------
+
+
+def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Request, object]:
+    """Check a decoded JSON request; the engine's request and its turn (RequestError, saying
+    what is wrong, when it is not one)."""
+    if not isinstance(obj, dict):
+        raise RequestError(f"a request must be a JSON object, like {REQUEST_EXAMPLE}")
+    not_text = bad_text(obj)
+    if not_text is not None:
+        raise RequestError(not_text[1], not_text[0])
+    tool = obj.get("tool")
+    if not isinstance(tool, str) or tool not in TOOLS:
+        raise RequestError(
+            f"unknown tool {tool!r}; use {TOOL_NAMES}, e.g. {REQUEST_EXAMPLE}", "tool"
+        )
+    if tool == "apply_patch":
+        _check_downgraded_patch(obj)
+    else:
+        _check_path_characters(obj)
+    given = _read(TOOLS[tool], obj)
+    if tool == "edit":
+        return _edit(given, default_threshold), given["turn"]
+    if tool == "apply_patch":
+        from redline.engine.patch import PatchRequest  # the patch machinery, only for patches
+
+        return PatchRequest(given["patch"], bool(given["validate"])), given["turn"]
+    if tool == "read":
+        from redline.engine.read import ReadRequest
+
+        return ReadRequest(given["path"], given["offset"], given["limit"]), given["turn"]
+    from redline.engine.write import DeleteRequest, WriteRequest
+
+    if tool == "delete":
+        return DeleteRequest(given["path"]), given["turn"]
+    request = WriteRequest(
+        given["path"], given["content"], given["line_ending"], bool(given["validate"])
+    )
+    return request, given["turn"]
+
+
+def _edit(given: dict[str, Any], default_threshold: float | None) -> EditRequest:
+    threshold = given["threshold"] or default_threshold or DEFAULT_THRESHOLD
+    validate = bool(given["validate"])
+    single = (given["old_string"], given["new_string"], given["replace_all"])
+    if given["edits"] is not None:
+        if any(field is not None for field in single):
+            raise RequestError(
+                "give either old_string/new_string/replace_all or edits, not both", "edits"
+            )
+        items = tuple(
+            EditItem(e["old_string"], e["new_string"], e["replace_all"]) for e in given["edits"]
+        )
+        return EditRequest(given["path"], items, batch=True, threshold=threshold, validate=validate)
+    missing = [n for n, v in (("old_string", single[0]), ("new_string", single[1])) if v is None]
+    if missing:
+        raise RequestError(
+            f"missing field {' and '.join(missing)}; an edit needs old_string and new_string "
+            f"(or a list of edits), e.g. {REQUEST_EXAMPLE}",
+            missing[0],
+        )
+    item = EditItem(single[0], single[1], bool(single[2]))
+    return EditRequest(given["path"], (item,), threshold=threshold, validate=validate)
+
+
+Problem = tuple[tuple[str | int, ...], str]  # where (the field's path) and what
+
+
+def _read(shape: Shape, obj: dict[str, Any]) -> dict[str, Any]:
+    """The fields of ``obj`` by ``shape`` (defaults filled in); RequestError naming every
+    problem when there is one."""
+    problems: list[Problem] = []
+    given = _fields(shape, obj, (), problems)
+    if problems:
+        said = "; ".join(
+            f"{'.'.join(map(str, where)) or 'request'}: {what}" for where, what in problems
+        )
+        raise RequestError(f"invalid request: {said}. Expected e.g. {shape.example}")
+    return given
+
+
+def _named(where: tuple[str | int, ...]) -> str:
+    return ".".join(map(str, where)) or "request"
+
+
+def _fields(
+    shape: Shape, obj: dict[str, Any], where: tuple[str | int, ...], problems: list[Problem]
+) -> dict[str, Any]:
+    given: dict[str, Any] = {}
+    for field in shape.fields:
+        at = (*where, field.name)
+        if field.name not in obj:
+            if field.required:
+                problems.append((at, "Field required"))
+            given[field.name] = field.default
+            continue
+        value = obj[field.name]
+        if value is None and field.nullable:
+            given[field.name] = None
+            continue
+        given[field.name] = _value(field, value, at, problems)
+    names = {field.name for field in shape.fields}
+    problems.extend(
+        ((*where, key), "Extra inputs are not permitted") for key in obj if key not in names
+    )
+    return given
+
+
+def _value(field: Field, value: Any, at: tuple[str | int, ...], problems: list[Problem]) -> Any:
+    kind = field.kind
+    if kind == "tool":
+        return value
+    if kind == "text":
+        if type(value) is not str:
+            problems.append((at, "Input should be a valid string"))
+        elif field.least is not None and len(value) < field.least:
+            plural = "" if field.least == 1 else "s"
+            problems.append((at, f"String should have at least {field.least} character{plural}"))
+        return value
+    if kind == "flag":
+        if type(value) is not bool:
+            problems.append((at, "Input should be a valid boolean"))
+        return value
+    if kind == "count":
+        if type(value) is not int:
+            problems.append((at, "Input should be a valid integer"))
+        elif field.least is not None and value < field.least:
+            problems.append((at, f"Input should be greater than or equal to {field.least}"))
+        return value
+    if kind == "turn":
+        if type(value) is not str and type(value) is not int:
+            problems.append(((*at, "str"), "Input should be a valid string"))
+            problems.append(((*at, "int"), "Input should be a valid integer"))
+        return value
+    if kind == "choice":
+        if type(value) is not str or value not in field.choices:
+            names = [repr(choice) for choice in field.choices]
+            problems.append((at, f"Input should be {', '.join(names[:-1])} or {names[-1]}"))
+        return value
+    if kind == "fraction":
+        return _fraction(value, at, problems)
+    assert kind == "edits", kind
+    return _edits(field, value, at, problems)
+
+
+# A number as text, as the format reads one: decimal, with an exponent, signed, "inf" or
+# "nan", spaces around it; underscores between digits.
+_NUMBER = re.compile(
+    r"[+-]?(?:(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d(?:_?\d)*)?"
+    r"|inf(?:inity)?|nan)",
+    re.IGNORECASE | re.ASCII,
+)
+
+
+_NOT_A_NUMBER = "Input should be a valid number"
+
+
+def _fraction(value: Any, at: tuple[str | int, ...], problems: list[Problem]) -> Any:
+    """A similarity threshold: a number in (0, 1] (text and booleans read as numbers)."""
+    if type(value) is str:
+        text = value.strip()
+        if not _NUMBER.fullmatch(text):
+            problems.append(
+                (at, "Input should be a valid number, unable to parse string as a number")
+            )
+            return value
+        number = float(text)
+    elif type(value) in (bool, int, float):
+        try:
+            number = float(value)
+        except OverflowError:
+            problems.append((at, _NOT_A_NUMBER))
+            return value
+    else:
+        problems.append((at, _NOT_A_NUMBER))
+        return value
+    if not number <= 1.0:
+        problems.append((at, "Input should be less than or equal to 1"))
+    elif not number > 0.0:
+        problems.append((at, "Input should be greater than 0"))
+    return number
+
+
+def _edits(field: Field, value: Any, at: tuple[str | int, ...], problems: list[Problem]) -> Any:
+    if type(value) is not list:
+        problems.append((at, "Input should be a valid list"))
+        return value
+    items = []
+    for index, item in enumerate(value):
+        if type(item) is not dict:
+            problems.append(
+                ((*at, index), f"Input should be a valid dictionary or instance of {ITEM.title}")
+            )
+            continue
+        items.append(_fields(ITEM, item, (*at, index), problems))
+    if field.least is not None and len(value) < field.least:
+        problems.append(
+            (at, f"List should have at least {field.least} item after validation, not {len(value)}")
+        )
+    return items
+
+
+def _check_downgraded_patch(obj: dict[str, Any]) -> None:
+    """A patch sent as ``{"input": ...}`` (a gateway downgraded the freeform tool): the
+    error names the setting that shows the model the JSON form instead."""
+    if "patch" in obj or not isinstance(obj.get("input"), str):
+        return
+    from redline.tools.surface import downgraded_patch_call
+
+    model = obj.get("model")
+    error = downgraded_patch_call(obj, model=model if isinstance(model, str) else None)
+    if error is not None:
+        raise RequestError(error, "input")
+
+
+def _check_path_characters(obj: dict[str, Any]) -> None:
+    path = obj.get("path")
+    if isinstance(path, str) and not has_control_character(path):
+        # Empty, or a lone surrogate: refused in the path policy's words rather than the
+        # format's. (A NUL byte or another control character passes here; the path policy
+        # refuses it later.)
+        check_characters(path)
+
+
+# --- what no text holds -----------------------------------------------------------------
 
 
 def bad_text(obj: Any) -> tuple[str, str] | None:
@@ -78,8 +410,6 @@ def _bad_in(value: Any, field: str) -> tuple[str, str] | None:
 
 
 _NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
-
-
 _PATCH_HEADER = re.compile(r"\*\*\* (Add File|Update File|Delete File|Move to):")
 
 
@@ -118,126 +448,54 @@ def _not_text(value: str, field: str, found: re.Match[str]) -> str:
     )
 
 
-def parse_request(obj: Any, default_threshold: float | None = None) -> tuple[Request, object]:
-    """As :func:`redline.tools.schema.parse_request`, which it calls for anything unusual."""
-    try:
-        return _common(obj, default_threshold)
-    except _Unusual:
-        from redline.tools.schema import parse_request as validate
-
-        return validate(obj, default_threshold)
+# --- the schema -----------------------------------------------------------------------
 
 
-def _common(obj: Any, default_threshold: float | None) -> tuple[Request, object]:
-    if type(obj) is not dict or bad_text(obj) is not None:
-        raise _Unusual
-    tool = obj.get("tool")
-    if tool == "apply_patch" and obj.keys() <= _PATCH_FIELDS:
-        from redline.engine.patch import PatchRequest  # the patch machinery, only for patches
-
-        _optional(obj, "model", str)
-        validate = bool(_optional(obj, "validate", bool))
-        return PatchRequest(_text(obj.get("patch")), validate), _turn(obj)
-    if type(tool) is str and tool in _FILE_FIELDS and obj.keys() <= _FILE_FIELDS[tool]:
-        return _file_request(obj, tool), _turn(obj)
-    if tool != "edit" or not obj.keys() <= _EDIT_FIELDS:
-        raise _Unusual
-    path = _path(obj)
-    _optional(obj, "model", str)
-    turn = _turn(obj)
-    threshold = _threshold(obj) or default_threshold or DEFAULT_THRESHOLD
-    validate = bool(_optional(obj, "validate", bool))
-    old = _optional(obj, "old_string", str)
-    new = _optional(obj, "new_string", str)
-    replace_all = _optional(obj, "replace_all", bool)
-    edits = obj.get("edits")
-    if edits is not None:
-        if old is not None or new is not None or replace_all is not None:
-            raise _Unusual  # the wire format says which fields to drop
-        items = tuple(_item(e) for e in _items(edits))
-        return EditRequest(path, items, batch=True, threshold=threshold, validate=validate), turn
-    if old is None or new is None:
-        raise _Unusual  # the wire format names the missing field
-    item = EditItem(old, new, bool(replace_all))
-    return EditRequest(path, (item,), threshold=threshold, validate=validate), turn
+def request_schema() -> dict[str, Any]:
+    """The JSON Schema of a request, drawn from :data:`TOOLS`."""
+    shapes = [*TOOLS.values(), ITEM]
+    return {
+        "$defs": {shape.title: _object(shape) for shape in sorted(shapes, key=lambda s: s.title)},
+        "discriminator": {
+            "mapping": {tool: f"#/$defs/{TOOLS[tool].title}" for tool in sorted(TOOLS)},
+            "propertyName": "tool",
+        },
+        "oneOf": [{"$ref": f"#/$defs/{shape.title}"} for shape in TOOLS.values()],
+    }
 
 
-def _file_request(obj: dict[str, Any], tool: str) -> Request:
-    path = _path(obj)
-    _optional(obj, "model", str)
-    if tool == "read":
-        from redline.engine.read import DEFAULT_LIMIT, ReadRequest
-
-        offset = _optional(obj, "offset", int)
-        limit = _optional(obj, "limit", int)
-        if (offset is not None and offset < 1) or (limit is not None and limit < 1):
-            raise _Unusual  # the wire format says which bound
-        return ReadRequest(path, offset or 1, limit or DEFAULT_LIMIT)
-    from redline.engine.write import DeleteRequest, WriteRequest
-
-    if tool == "delete":
-        return DeleteRequest(path)
-    line_ending = _optional(obj, "line_ending", str)
-    if line_ending not in (None, "lf", "crlf"):
-        raise _Unusual
-    validate = bool(_optional(obj, "validate", bool))
-    return WriteRequest(path, _text(obj.get("content")), line_ending, validate)
+def _object(shape: Shape) -> dict[str, Any]:
+    schema: dict[str, Any] = {"additionalProperties": False}
+    if shape.description is not None:
+        schema["description"] = shape.description
+    schema["properties"] = {field.name: _property(field) for field in shape.fields}
+    schema["required"] = [field.name for field in shape.fields if field.required]
+    schema["title"] = shape.title
+    schema["type"] = "object"
+    return schema
 
 
-def _path(obj: dict[str, Any]) -> str:
-    path = _text(obj.get("path"))
-    if not path or not (path.isascii() or _encodable(path)):
-        raise _Unusual  # the wire format's length check refuses a lone surrogate
-    return path
-
-
-def _text(value: Any) -> str:
-    if type(value) is not str:
-        raise _Unusual
-    return value
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _optional(obj: dict[str, Any], name: str, kind: type) -> Any:
-    value = obj.get(name)
-    if value is not None and type(value) is not kind:
-        raise _Unusual
-    return value
-
-
-def _turn(obj: dict[str, Any]) -> object:
-    turn = obj.get("turn")
-    if turn is not None and type(turn) not in (str, int):
-        raise _Unusual
-    return turn
-
-
-def _threshold(obj: dict[str, Any]) -> float | None:
-    value = obj.get("threshold")
-    if value is None:
-        return None
-    if type(value) not in (float, int) or not 0.0 < value <= 1.0:
-        raise _Unusual
-    return float(value)
-
-
-def _items(edits: Any) -> list[Any]:
-    if type(edits) is not list or not edits:
-        raise _Unusual
-    return edits
-
-
-def _item(item: Any) -> EditItem:
-    if type(item) is not dict or not item.keys() <= _ITEM_FIELDS:
-        raise _Unusual
-    replace_all = item.get("replace_all", False)
-    if type(replace_all) is not bool:
-        raise _Unusual
-    return EditItem(_text(item.get("old_string")), _text(item.get("new_string")), replace_all)
+def _property(field: Field) -> dict[str, Any]:
+    title = field.name.replace("_", " ").title()
+    if field.kind == "tool":
+        return {"const": field.default, "title": title, "type": "string"}
+    types: dict[str, list[dict[str, Any]]] = {
+        "text": [{"type": "string"}],
+        "flag": [{"type": "boolean"}],
+        "count": [{"type": "integer"}],
+        "turn": [{"type": "string"}, {"type": "integer"}],
+        "fraction": [{"exclusiveMinimum": 0.0, "maximum": 1.0, "type": "number"}],
+        "choice": [{"enum": list(field.choices), "type": "string"}],
+        "edits": [{"items": {"$ref": f"#/$defs/{ITEM.title}"}, "type": "array"}],
+    }
+    kinds = types[field.kind]
+    if field.least is not None:
+        bound = {"text": "minLength", "count": "minimum", "edits": "minItems"}[field.kind]
+        kinds = [dict(sorted({**kinds[0], bound: field.least}.items()))]
+    if field.nullable:
+        return {"anyOf": [*kinds, {"type": "null"}], "default": None, "title": title}
+    out = dict(kinds[0])
+    if not field.required:
+        out["default"] = field.default
+    out["title"] = title
+    return dict(sorted(out.items()))

@@ -5,7 +5,7 @@ codex-auto-review) were trained on ``apply_patch``: they are shown it alone,
 since it adds, deletes and moves files too. Every other model is shown
 ``edit``, ``write`` and ``delete``. ``read`` is always shown.
 
-Overrides (:mod:`redline.tools.config`) ``compat.apply_patch.enabled`` and
+Overrides (read by :mod:`redline.settings.tools`) ``compat.apply_patch.enabled`` and
 ``freeform``, each unset (inferred), true or false, per model, per provider or
 for every model; the model's beats the provider's beats every model's.
 ``enabled`` says whether the model is shown apply_patch instead of edit (false
@@ -24,12 +24,32 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from redline.tools.definitions import DEFINITIONS, FREEFORM_PATCH_DESCRIPTION
+from redline.tools.permissions import Permissions
 
-if TYPE_CHECKING:
-    from redline.tools.config import Config
+
+class Override(Protocol):
+    """One compat setting as a settings file gives it."""
+
+    @property
+    def value(self) -> bool: ...
+    @property
+    def key(self) -> str: ...  # as written, e.g. 'compat.apply_patch.freeform'
+    @property
+    def source(self) -> str: ...  # the file it came from
+
+
+class ToolSettings(Protocol):
+    """What the settings say of the tools (``redline.settings.tools.Config``)."""
+
+    @property
+    def permissions(self) -> Permissions: ...
+
+    def apply_patch_setting(
+        self, setting: Any, model: str | None, provider: str | None
+    ) -> Override | None: ...
 
 ENDPOINTS = ("responses", "chat", "anthropic")
 PATCH_NATIVE_NAMES = frozenset({"codex-auto-review"})
@@ -90,13 +110,10 @@ def select(
     *,
     provider: str | None = None,
     endpoint: str = "chat",
-    config: Config | None = None,
+    config: ToolSettings | None = None,
 ) -> Surface:
     """The tools ``model`` is shown on ``endpoint`` under ``config`` (None: no settings)."""
-    from redline.tools.config import Config
-
     _check_endpoint(endpoint)
-    config = config or Config()
     provider = provider or _prefix(model)
     native = is_patch_native(model)
     notes = [
@@ -107,13 +124,15 @@ def select(
             else "not patch-native (inferred: edit, write, delete)"
         )
     ]
-    enabled = config.apply_patch_setting("enabled", model, provider)
-    freeform = config.apply_patch_setting("freeform", model, provider)
+    enabled = freeform = None
+    if config is not None:
+        enabled = config.apply_patch_setting("enabled", model, provider)
+        freeform = config.apply_patch_setting("freeform", model, provider)
     prefer_patch = native if enabled is None else enabled.value
     if enabled is not None:
         notes.append(f"{enabled.key} = {_toml(enabled.value)} (from {enabled.source})")
 
-    permissions = config.permissions
+    permissions = config.permissions if config is not None else Permissions()
     can = {tool: permissions.available(tool) for tool in ("edit", "apply_patch", "write", "delete")}
     patch_ok = can["apply_patch"] and (enabled is None or enabled.value)
     if prefer_patch and patch_ok:
@@ -216,7 +235,7 @@ def downgraded_patch_call(
     """
     if "patch" in arguments or not isinstance(arguments.get("input"), str):
         return None
-    from redline.tools.config import user_config_file
+    from redline.userdirs import user_config_file
 
     if model:
         table = f'[compat.models."{model}".apply_patch]'

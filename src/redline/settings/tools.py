@@ -40,7 +40,7 @@ The shape (the README's "Tool surfaces and permissions" section says more)::
 
 "Key by key": a compat setting (``enabled`` of one scope) from the repository
 replaces the user's. ``[guard]`` and ``[[validate]]`` are the
-guard's (:mod:`redline.hooks.config`) and are not read here.
+guard's (:mod:`redline.settings.policy`) and are not read here.
 
 Validated by hand, like the guard's policy: ``redline apply`` reads this before
 every request batch, and pydantic costs ~70 ms to import.
@@ -48,7 +48,6 @@ every request batch, and pydantic costs ~70 ms to import.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +55,8 @@ from typing import Any, Literal, cast
 
 from redline.engine.errors import SettingsError
 from redline.engine.policy import POLICY_FILE, POLICY_SECTIONS, glob_problem
+from redline.settings import files
+from redline.settings.files import Committed
 from redline.tools.permissions import (
     ACTIONS,
     ALIASES,
@@ -64,9 +65,9 @@ from redline.tools.permissions import (
     PathRule,
     Permissions,
 )
+from redline.userdirs import user_config_file
 
 PYPROJECT = "pyproject.toml"
-USER_FILE = "config.toml"
 README_SECTION = 'the README\'s "Tool surfaces and permissions" section'
 SETTINGS = ("enabled", "freeform")
 Setting = Literal["enabled", "freeform"]
@@ -89,15 +90,6 @@ class Override:
     value: bool
     key: str  # as written, e.g. 'compat.providers.openrouter.apply_patch.freeform'
     source: str  # the file it came from
-
-
-@dataclass(frozen=True)
-class Committed:
-    """The repository's settings files as a commit holds them (None: not there), and where
-    that is, for messages (``"on main"``)."""
-
-    files: Mapping[str, bytes | None]
-    where: str
 
 
 @dataclass(frozen=True)
@@ -135,13 +127,6 @@ class Config:
         return None
 
 
-def user_config_file() -> Path:
-    """The user's config file (it need not exist)."""
-    from platformdirs import user_config_path
-
-    return user_config_path("redline") / USER_FILE
-
-
 def repository_root(start: Path) -> Path:
     """The working directory of the repository around ``start`` (``start`` outside one)."""
     here = start.resolve()
@@ -152,12 +137,16 @@ def repository_root(start: Path) -> Path:
 
 
 def load_config(
-    root: Path, committed: Committed | None = None, user_file: Path | None = None
+    root: Path,
+    committed: Committed | None = None,
+    user_file: Path | None = None,
+    disk: files.Reader | None = None,
 ) -> Config:
     """The settings for the repository (or plain folder) whose working directory is ``root``;
     the repository's file as ``committed`` holds it when given (git mode), else as ``root``
-    has it. ``user_file``: the user's config file (default :func:`user_config_file`; the
-    daemon names the one of the environment it started in).
+    has it (read by ``disk``, default :func:`~redline.settings.files.folder_reader`).
+    ``user_file``: the user's config file (default :func:`user_config_file`; the daemon
+    names the one of the environment it started in).
 
     ConfigError, naming the file and the key, when either file is unusable.
     """
@@ -166,7 +155,7 @@ def load_config(
     sources: list[str] = []
     agent: dict[str, str] = {}
     policy_files = False
-    repository = _repository_file(root) if committed is None else _committed_file(committed)
+    repository = _repository_file(root, committed, disk)
     for (data, source), own in ((_user_file(user_file), True), (repository, False)):
         if data is None:
             layers.append({})
@@ -189,11 +178,11 @@ def load_config(
     )
 
 
-def user_allows_policy_files() -> bool:
+def user_allows_policy_files(user_file: Path | None = None) -> bool:
     """Whether the user's own config file lets an agent change redline's settings files in
     embedded mode (``[permission] policy_files = "allow"``); False when it cannot be read
     (what is wrong with it is reported by the permission check)."""
-    data, source = _user_file_quietly()
+    data, source = _user_file_quietly(user_file)
     if data is None:
         return False
     try:
@@ -202,16 +191,16 @@ def user_allows_policy_files() -> bool:
         return False
 
 
-def _user_file_quietly() -> tuple[dict[str, Any] | None, str]:
+def _user_file_quietly(path: Path | None = None) -> tuple[dict[str, Any] | None, str]:
     try:
-        return _user_file()
+        return _user_file(path)
     except ConfigError:
         return None, ""
 
 
 def parse_config(text: str, source: str) -> Config:
     """One file's settings (for tests and tools that hold the text)."""
-    rules, settings = _parse(_toml(text, source), source)
+    rules, settings = _parse(files.parse(text, source, ConfigError), source)
     return Config(Permissions(rules), settings, (source,))
 
 
@@ -220,42 +209,53 @@ def _user_file(path: Path | None = None) -> tuple[dict[str, Any] | None, str]:
     return _read(path, str(path)), str(path)
 
 
-def _repository_file(root: Path) -> tuple[dict[str, Any] | None, str]:
-    own = root / POLICY_FILE
-    data = _read(own, str(own))
-    if data is not None:
-        return data, str(own)
-    pyproject = root / PYPROJECT
-    source = f"{pyproject} [tool.redline]"
-    whole = _read(pyproject, str(pyproject), mentioning="redline")
-    tool = whole.get("tool") if whole is not None else None
-    section = tool.get("redline") if isinstance(tool, dict) else None
+def _repository_file(
+    root: Path, committed: Committed | None, disk: files.Reader | None = None
+) -> tuple[dict[str, Any] | None, str]:
+    """redline's table in the repository's settings file and the source naming it: as
+    ``committed`` holds it (git mode), else as the folder ``root`` has it."""
+    if committed is None:
+        read = _disk(root, disk or files.folder_reader(root))
+        own = str(root / POLICY_FILE)
+        section_source = f"{root / PYPROJECT} [tool.redline]"
+        whole_source = str(root / PYPROJECT)
+    else:
+        read = committed.read
+        own = f"{POLICY_FILE} {committed.where}"
+        section_source = whole_source = f"{PYPROJECT} [tool.redline] {committed.where}"
+    found = files.find(read)
+    if found is None:
+        return None, section_source
+    source = own if found.whole else whole_source
+    if committed is None:
+        try:
+            text = found.data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(source, "file", f"cannot be read ({exc})") from None
+    else:
+        text = found.text()
+    data = files.parse(text, source, ConfigError)
+    if found.whole:
+        return data, own
+    section = files.section(data)
     if section is not None and not isinstance(section, dict):
-        raise ConfigError(source, "tool.redline", "must be a table")
-    return section, source
+        raise ConfigError(section_source, "tool.redline", "must be a table")
+    return section, section_source
 
 
-def _committed_file(committed: Committed) -> tuple[dict[str, Any] | None, str]:
-    """The repository's settings as a commit holds them (see ``_repository_file``)."""
-    own = committed.files.get(POLICY_FILE)
-    if own is not None:
-        source = f"{POLICY_FILE} {committed.where}"
-        return _toml(own.decode("utf-8", errors="replace"), source), source
-    source = f"{PYPROJECT} [tool.redline] {committed.where}"
-    pyproject = committed.files.get(PYPROJECT)
-    if pyproject is None or b"redline" not in pyproject:
-        return None, source
-    whole = _toml(pyproject.decode("utf-8", errors="replace"), source)
-    tool = whole.get("tool")
-    section = tool.get("redline") if isinstance(tool, dict) else None
-    if section is not None and not isinstance(section, dict):
-        raise ConfigError(source, "tool.redline", "must be a table")
-    return section, source
+def _disk(root: Path, disk: files.Reader) -> files.Reader:
+    def read(name: str) -> bytes | None:
+        try:
+            return disk(name)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise ConfigError(str(root / name), "file", f"cannot be read ({reason})") from None
+
+    return read
 
 
-def _read(path: Path, source: str, mentioning: str | None = None) -> dict[str, Any] | None:
-    """The file's TOML; None when it is missing (or, given ``mentioning``, does not
-    mention it: a project's broken pyproject.toml is not redline's to refuse)."""
+def _read(path: Path, source: str) -> dict[str, Any] | None:
+    """The user's file as TOML; None when it is missing."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -263,16 +263,7 @@ def _read(path: Path, source: str, mentioning: str | None = None) -> dict[str, A
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigError(source, "file", f"cannot be read ({reason})") from None
-    if mentioning is not None and mentioning not in text:
-        return None
-    return _toml(text, source)
-
-
-def _toml(text: str, source: str) -> dict[str, Any]:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError.not_toml(exc, text, source) from None
+    return files.parse(text, source, ConfigError)
 
 
 def _parse(

@@ -1,4 +1,4 @@
-"""hooks.config: the policy from ``.redline.toml`` or ``[tool.redline]``, and its errors.
+"""settings.policy: the policy from ``.redline.toml`` or ``[tool.redline]``, and its errors.
 
 The policy is read from a committed tree (never the worktree), so the file
 cases build real commits with git. Every invalid policy must be refused with a
@@ -14,7 +14,7 @@ import pytest
 
 from gitmode_fixtures import git, make_repo
 from redline.engine.policy import Policy, default_rules
-from redline.hooks.config import PolicyError, parse_policy, policy_from_tree, stricter_policy
+from redline.settings.policy import PolicyError, parse_policy, policy_from_tree, stricter_policy
 
 DEFAULTS = default_rules()
 
@@ -454,7 +454,7 @@ def test_a_bad_validate_table_is_refused_with_its_key(text: str, where: str, pro
 
 
 def test_the_policy_on_disk_is_read_for_embedded_mode(tmp_path: Path) -> None:
-    from redline.hooks.config import policy_in_directory
+    from redline.settings.policy import policy_in_directory
 
     assert policy_in_directory(tmp_path).validate == ()  # no file: the defaults
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')

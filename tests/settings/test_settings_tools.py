@@ -1,4 +1,4 @@
-"""tools.config: the repository's settings over the user's, key by key; errors name file and key.
+"""settings.tools: the repository's settings over the user's, key by key; errors name file and key.
 
 The user's file is found through platformdirs, so each test points
 ``XDG_CONFIG_HOME`` at its own folder (HOME must stay empty).
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from redline.engine.errors import RedlineError, SettingsError
-from redline.tools.config import (
+from redline.settings.tools import (
     Committed,
     ConfigError,
     Override,

@@ -14,8 +14,7 @@ paths whose files must still parse after an edit)::
 
 from __future__ import annotations
 
-import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +31,8 @@ from redline.engine.policy import (
     default_rules,
     glob_problem,
 )
+from redline.settings import files
+from redline.settings.files import Reader
 
 if TYPE_CHECKING:
     import pygit2
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 _GUARD_KEYS = {"action", "protect", "files", "approvals"}
 _RULE_KEYS = {"paths", "require", "min_confidence"}
 _VALIDATE_KEYS = {"paths"}
-# Sections of the same file that redline.tools.config reads: the guard leaves them alone.
+# Sections of the same file that redline.settings.tools reads: the guard leaves them alone.
 OTHER_SECTIONS = ("permission", "compat", "agent")
 
 
@@ -48,13 +49,6 @@ class PolicyError(SettingsError):
 
     what = "guard policy"
     see = "the README's Guard section for the format"
-
-
-def _not_toml(exc: tomllib.TOMLDecodeError, text: str, source: str) -> PolicyError:
-    return PolicyError.not_toml(exc, text, source)
-
-
-Reader = Callable[[str], "bytes | None"]  # a file's bytes by path (None: no such file)
 
 
 def policy_from_tree(repo: pygit2.Repository, tree: pygit2.Tree | None) -> Policy:
@@ -67,69 +61,33 @@ def policy_from_tree(repo: pygit2.Repository, tree: pygit2.Tree | None) -> Polic
 def policy_from_files(read: Reader) -> Policy:
     """The policy in the files ``read`` gives (defaults when there is none): a
     ``.redline.toml``, else the ``[tool.redline]`` table of ``pyproject.toml``."""
-    own = read(POLICY_FILE)
-    if own is not None:
-        return parse_policy(_text(own), POLICY_FILE)
-    pyproject = read(PYPROJECT)
-    if pyproject is not None:
-        return _from_pyproject(_text(pyproject))
-    return Policy(rules=default_rules())
+    return _policy_of(files.find(read, mentioning=False))
 
 
-def settings_table(read: Reader) -> tuple[str, object] | None:
-    """Which file holds redline's settings and what it says, as parsed TOML (the whole
-    ``.redline.toml``, or ``[tool.redline]``): what an agent's change of the policy or the
-    permissions is compared by. ``(file, "not TOML: …")`` when it does not parse; None
-    when no file holds any."""
-    own = read(POLICY_FILE)
-    if own is not None:
-        try:
-            return POLICY_FILE, tomllib.loads(_text(own))
-        except tomllib.TOMLDecodeError as exc:
-            return POLICY_FILE, f"not TOML: {exc}"
-    pyproject = read(PYPROJECT)
-    if pyproject is None:
-        return None
-    try:
-        data = tomllib.loads(_text(pyproject))
-    except tomllib.TOMLDecodeError as exc:
-        return (PYPROJECT, f"not TOML: {exc}") if b"redline" in pyproject else None
-    tool = data.get("tool")
-    section = tool.get("redline") if isinstance(tool, dict) else None
-    return None if section is None else (PYPROJECT, section)
-
-
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")
-
-
-def policy_in_directory(root: Path) -> Policy:
+def policy_in_directory(root: Path, disk: Reader | None = None) -> Policy:
     """The policy in the files under ``root`` (defaults when it has none): the embedded
-    mode's, read from disk. A ``pyproject.toml`` that does not name redline is not parsed."""
-    try:
-        own = (root / POLICY_FILE).read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        own = None
-    except OSError as exc:
-        raise PolicyError(POLICY_FILE, "file", f"cannot be read ({exc.strerror})") from None
-    if own is not None:
-        return parse_policy(own.decode("utf-8", errors="replace"), POLICY_FILE)
-    try:
-        pyproject = (root / PYPROJECT).read_bytes()
-    except OSError:
-        return Policy(rules=default_rules())
-    if b"redline" not in pyproject:
-        return Policy(rules=default_rules())
-    return _from_pyproject(pyproject.decode("utf-8", errors="replace"))
+    mode's, read from disk (``disk``: how, default :func:`~redline.settings.files.folder_reader`).
+    A ``pyproject.toml`` that does not name redline is not parsed, nor one that cannot be
+    read."""
+    disk = disk or files.folder_reader(root)
+
+    def read(name: str) -> bytes | None:
+        try:
+            return disk(name)
+        except OSError as exc:
+            if name != POLICY_FILE:
+                return None
+            raise PolicyError(POLICY_FILE, "file", f"cannot be read ({exc.strerror})") from None
+
+    return _policy_of(files.find(read))
 
 
-def _from_pyproject(text: str) -> Policy:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise _not_toml(exc, text, PYPROJECT) from None
-    tool = data.get("tool")
-    section = tool.get("redline") if isinstance(tool, dict) else None
+def _policy_of(found: files.Found | None) -> Policy:
+    if found is None:
+        return Policy(rules=default_rules())
+    if found.whole:
+        return parse_policy(found.text(), POLICY_FILE)
+    section = files.section(files.parse(found.text(), PYPROJECT, PolicyError))
     if section is not None:
         return _policy(section, f"{PYPROJECT} [tool.redline]", extra=(PYPROJECT,))
     return Policy(rules=default_rules())
@@ -163,11 +121,7 @@ def stricter_policy(
 
 
 def parse_policy(text: str, source: str) -> Policy:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise _not_toml(exc, text, source) from None
-    return _policy(data, source)
+    return _policy(files.parse(text, source, PolicyError), source)
 
 
 def _blob_data(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> bytes | None:

@@ -53,6 +53,13 @@ if TYPE_CHECKING:
     "--dry-run", is_flag=True, help="Compute everything, the diff included; write nothing."
 )
 @click.option(
+    "--full",
+    is_flag=True,
+    help="Print every field of each result, null and empty ones included (by default: the "
+    "result contract - status, path, match_type, confidence, matched_text - and the fields "
+    "that say something).",
+)
+@click.option(
     "--threshold",
     type=click.FloatRange(0.0, 1.0, min_open=True),
     default=None,
@@ -64,6 +71,7 @@ def apply_command(
     repo: Path,
     jsonl: bool,
     dry_run: bool,
+    full: bool,
     threshold: float | None,
 ) -> None:
     """Apply an edit request read as JSON from stdin and print the result as JSON.
@@ -83,7 +91,7 @@ def apply_command(
 
     # Bytes, not the locale's text: JSON on the wire is UTF-8 whatever the locale says.
     stdin = sys.stdin.buffer
-    stream = _Stream(_Requests(stdin) if jsonl else None)
+    stream = _Stream(_Requests(stdin) if jsonl else None, full)
     try:
         behind, runner = _ready(root, session, repo, jsonl, dry_run, threshold)
         stream.behind = behind
@@ -143,8 +151,9 @@ class _Stream:
     """The requests of one ``apply`` and what it has answered: on a signal, the answers
     held for writing are written and printed, then the request in hand is answered."""
 
-    def __init__(self, requests: _Requests | None) -> None:
+    def __init__(self, requests: _Requests | None, full: bool = False) -> None:
         self.requests = requests
+        self.full = full
         self.behind: WriteBehind | None = None
         self.in_hand: Any = _NOTHING
         self.worst = 0
@@ -157,7 +166,7 @@ class _Stream:
         yield from self.requests
 
     def answer(self, payloads: list[dict[str, Any]]) -> None:
-        self.worst = _answer(payloads, self.worst)
+        self.worst = _answer(payloads, self.worst, self.full)
 
     def interrupted(self, exc: Any, session: str | None) -> None:
         """Answer what is owed once a signal stops the stream (see the class)."""
@@ -188,10 +197,12 @@ class _Stream:
             self.answer([failure("failed", self.in_hand, error, session)])
 
 
-def _answer(payloads: list[dict[str, Any]], worst: int) -> int:
-    """Print ``payloads``; the highest exit code so far."""
+def _answer(payloads: list[dict[str, Any]], worst: int, full: bool) -> int:
+    """Print ``payloads`` (every field with ``full``); the highest exit code so far."""
+    from redline.engine.result import shown
+
     for payload in payloads:
-        _emit(payload)
+        _emit(shown(payload, full))
         worst = max(worst, _exit_code(payload))
     return worst
 

@@ -57,7 +57,7 @@ def _paths(result: Mapping[str, Any]) -> list[str]:
     if result.get("path"):
         return [str(result["path"])]
     found: list[str] = []
-    for report in result.get("committed") or []:
+    for report in [*(result.get("committed") or []), *(result.get("written") or [])]:
         found.extend(p for p in report.get("paths") or [] if p not in found)
     return found
 

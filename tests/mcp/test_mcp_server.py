@@ -234,7 +234,10 @@ def test_bad_calls_are_tool_errors_and_the_server_goes_on(folder: Folder) -> Non
     assert not (folder.root.parent / "outside.py").exists()
 
 
-def test_a_downgraded_apply_patch_call_names_the_setting(folder: Folder) -> None:
+def test_an_apply_patch_call_with_input_is_told_to_send_patch(folder: Folder) -> None:
+    """Over MCP the model is shown apply_patch taking {"patch": ...} already: the answer
+    says to send the patch under that name, not to change a setting."""
+
     async def main() -> types.CallToolResult:
         async with connect(folder.env, folder.root, "--model", "gpt-5") as session:
             return await session.call_tool("apply_patch", {"input": PATCH})
@@ -242,8 +245,13 @@ def test_a_downgraded_apply_patch_call_names_the_setting(folder: Folder) -> None
     result = run(main)
     assert result.is_error
     assert structured(result)["status"] == "invalid"
-    assert "compat.apply_patch.freeform" in text(result)
-    assert "false" in text(result)
+    assert text(result) == (
+        'invalid\nerror: apply_patch arguments arrived as {"input": "..."}, but this '
+        'server\'s apply_patch takes the patch text as {"patch": "..."} (see its '
+        "inputSchema); nothing was applied. Call apply_patch again with the same patch text "
+        'as the "patch" argument'
+    )
+    assert "freeform" not in text(result)
     assert (folder.root / "a.py").read_text().startswith("def greet(name):\n    return 'Hello")
 
 

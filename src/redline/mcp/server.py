@@ -184,7 +184,7 @@ def _request(served: Served, params: types.CallToolRequestParams) -> dict[str, A
             )
         )
     if name == "apply_patch":
-        downgraded = downgraded_patch_call(arguments, model=served.model, provider=served.provider)
+        downgraded = downgraded_patch_call(arguments, over_mcp=True)
         if downgraded is not None:
             raise _Refused(_invalid(None, downgraded))
     if served.model is not None and "model" not in request:

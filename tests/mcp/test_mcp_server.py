@@ -23,6 +23,7 @@ import pytest
 from mcp_fixtures import Folder
 
 from gitmode_fixtures import REDLINE, GitMode, branch_commits, git, note_of, rev
+from redline.engine.result import Result
 from redline.tools.definitions import DEFINITIONS
 from support import cli as inproc
 from support.mcp_client import answering, connect, connect_modern, structured, text
@@ -232,6 +233,33 @@ def test_bad_calls_are_tool_errors_and_the_server_goes_on(folder: Folder) -> Non
     assert not good.is_error, text(good)
     assert (folder.root / "b.py").read_text() == "VALUE = 2\n"
     assert not (folder.root.parent / "outside.py").exists()
+
+
+def test_a_tolerant_edit_tells_the_model_what_was_tolerated(folder: Folder) -> None:
+    """The text the model reads names the tolerated difference in words; the structured
+    content carries the contract and what says something, every field with --full."""
+    old = "def greet(name):\n  return 'Hello, ' + name"
+    new = "def greet(name):\n  return 'Hey, ' + name"
+
+    async def main(*options: str) -> types.CallToolResult:
+        async with connect(folder.env, folder.root, *options) as session:
+            return await session.call_tool("edit", edit("a.py", old, new))
+
+    result = anyio.run(main)
+    assert not result.is_error, text(result)
+    assert text(result).splitlines()[:2] == [
+        "applied: a.py (whitespace, confidence 0.95)",
+        "tolerated: indentation differed on 1 line (line 2): 2 spaces sent where the file "
+        "has 4 spaces; the file's indentation kept",
+    ]
+    assert set(structured(result)) == {
+        "status", "path", "match_type", "confidence", "matched_text",
+        "diff", "tolerated", "start_line", "end_line",
+    }  # fmt: skip
+    (folder.root / "a.py").write_text("def greet(name):\n    return 'Hello, ' + name\n")
+    full = anyio.run(main, "--full")
+    assert list(structured(full)) == list(Result("applied").to_dict())
+    assert structured(full)["tolerated"] == structured(result)["tolerated"]
 
 
 def test_an_apply_patch_call_with_input_is_told_to_send_patch(folder: Folder) -> None:

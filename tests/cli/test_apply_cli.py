@@ -844,11 +844,37 @@ def test_hint_resets_when_the_turn_changes(root: Path) -> None:
     assert [h is not None for h in hints] == [False, True, False, True, False]
 
 
-def test_no_hint_across_separate_invocations(root: Path) -> None:
+def test_without_a_turn_no_hint_across_separate_invocations(root: Path) -> None:
+    """Nothing says that two calls without a turn belong to one turn."""
     for _ in range(3):
         _, result = invoke_one(root, request("dup.py", **MISS))
         assert result["status"] == "no_match"
         assert result["hint"] is None
+
+
+def test_the_hint_of_a_turn_lasts_across_separate_invocations(root: Path) -> None:
+    """Two ``redline apply`` calls (an agent that starts one per edit) with one turn: the
+    second failure on the file gets the hint; another turn, or a success, starts over."""
+    hints = [
+        invoke_one(root, request("dup.py", turn="t1", **MISS))[1]["hint"],
+        invoke_one(root, request("dup.py", turn="t1", **MISS))[1]["hint"],
+        invoke_one(root, request("b.py", turn="t1", **MISS))[1]["hint"],
+        invoke_one(root, request("dup.py", turn="t1", **MISS))[1]["hint"],
+        invoke_one(root, request("dup.py", turn="t2", **MISS))[1]["hint"],
+        invoke_one(root, request("dup.py", turn="t2", old_string="y = 2", new_string="y = 3"))[1][
+            "hint"
+        ],
+        invoke_one(root, request("dup.py", turn="t2", **MISS))[1]["hint"],
+    ]
+    assert hints[0] is None
+    assert hints[1] == (
+        "this is failed attempt 2 on dup.py in this turn: re-read the target range of the "
+        "file and copy old_string from what you read (or rewrite the whole section) instead "
+        "of retyping old text from memory"
+    )
+    assert hints[2] is None  # another file counts on its own
+    assert hints[3] is not None and "failed attempt 3 on dup.py" in hints[3]
+    assert hints[4:] == [None, None, None]  # a new turn; a success; the count starts over
 
 
 # --- batch edits ----------------------------------------------------------------

@@ -32,13 +32,13 @@ def embedded_runner(
     """Requests applied to the files under ``root`` in this process (embedded mode)."""
     from redline.engine.edit import EditRequest
     from redline.engine.errors import RequestError
-    from redline.engine.hints import FailureHints
     from redline.engine.result import Result
     from redline.fsops.apply import apply_in_directory
+    from redline.pipeline.retries import KeptHints
     from redline.tools.permissions import needs_permission
     from redline.tools.request import parse_request
 
-    hints = FailureHints()
+    hints = KeptHints(root)  # a turn's count of failures outlives this process
     policy, unreadable = _embedded_policy(root)
     settings = _settings_guard()
 

@@ -166,6 +166,7 @@ def test_records_of_a_patch_leave_out_their_defaults() -> None:
             "start_line": 1,
             "end_line": 2,
             "other_matches": 0,
+            "anchor_found": None,  # no default: the schema requires it
             "matched_text": "x = 1\n",
         }
     ]

@@ -211,7 +211,8 @@ def shown(answer: Mapping[str, Any], full: bool = False) -> dict[str, Any]:
     - the contract fields (:data:`CONTRACT`) always, null or not;
     - any other field only when it holds something other than its default (no null,
       empty list or ``dry_run: false``); a group's or a hunk's record likewise (no
-      ``reason: null``, ``validation: []``, ``anchor_found: null``…);
+      ``reason: null``, ``validation: []``…; a field without a default, which the
+      JSON Schema requires, stays);
     - one replaced span whose ``matches`` entry repeats the contract fields is given
       as ``start_line``/``end_line`` instead of a ``matches`` list;
     - no ``diff`` when the file now holds exactly what was sent: an applied exact
@@ -259,15 +260,11 @@ def _records(name: str, value: Any) -> Any:
     if defaults is None or not isinstance(value, list):
         return value
     return [
-        {k: v for k, v in record.items() if not _says_nothing(v, defaults.get(k, MISSING))}
+        {k: v for k, v in record.items() if not _is_default(v, defaults.get(k, MISSING))}
         if isinstance(record, dict)
         else record
         for record in value
     ]
-
-
-def _says_nothing(value: Any, default: Any) -> bool:
-    return value is None or value == [] or _is_default(value, default)
 
 
 def _fold_one_span(out: dict[str, Any]) -> None:

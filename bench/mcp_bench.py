@@ -139,7 +139,9 @@ async def measure(
                     mcp_ms.append(elapsed)
                 path, request = stream.next()
                 started = time.perf_counter()
-                result = client.call("apply", {"session": SESSION, "request": request})
+                # Every field, as redline mcp asks the daemon for (its text needs the diff).
+                params = {"session": SESSION, "request": request, "full": True}
+                result = client.call("apply", params)
                 elapsed = (time.perf_counter() - started) * 1000
                 stream.record(path, result)
                 if i >= warmup:

@@ -19,6 +19,7 @@ RANK = {
     "__version__": -1,  # redline.__version__ itself
     "crashlog": 0,
     "userdirs": 0,
+    "cachedir": -1,  # the user's cache folder (crash logs, state kept between calls)
     "engine": 0,
     "fsops": 1,
     "tools": 1,

@@ -247,7 +247,7 @@ class Run:
 
     def error(self, op: str, case: str) -> str | None:
         """The error, with this run's root and outside folder spelt as in CASES."""
-        error: str | None = self.results[(op, case)]["error"]
+        error: str | None = self.results[(op, case)].get("error")
         root, outside = self.places[op]
         if error is None:
             return None
@@ -274,17 +274,19 @@ def check_op_results(op: str, results: list[dict[str, Any]], root: Path) -> None
             assert result["status"] == "invalid", (where, result)
             assert result["error"], where
             # Git mode commits the worktree's external changes first; never the edit.
-            assert all(c["source"] == "external" for c in result["commits"]), where
+            assert all(c["source"] == "external" for c in result.get("commits", [])), where
         else:
             expected = "read" if op == "read" else "applied"
             assert result["status"] == expected, (where, result["error"])
             if op in PATH_TOOLS:
                 assert result["path"] == case.reported, where
             else:
-                assert [case.reported] in [g["paths"] for g in result["committed"]] or [
-                    victim(case),
-                    case.reported,
-                ] in [g["paths"] for g in result["committed"]], (where, result["committed"])
+                # Embedded mode lists the groups it wrote, git mode the ones it committed.
+                groups = [g["paths"] for g in result.get("written", result.get("committed", []))]
+                assert [case.reported] in groups or [victim(case), case.reported] in groups, (
+                    where,
+                    groups,
+                )
             assert str(root) not in json.dumps(result), where
 
 

@@ -46,14 +46,11 @@ def where_logged(exc: BaseException) -> str:
 
 
 def crash_dir() -> Path:
-    """The platform's cache folder for redline (platformdirs: ``$XDG_CACHE_HOME/redline``,
-    else ``~/.cache/redline``, on Linux). Imported here, when a crash is logged: never on
-    a command's way to its answer."""
-    from platformdirs import user_cache_path
+    """The platform's cache folder for redline (``$XDG_CACHE_HOME/redline``, else
+    ``~/.cache/redline``, on Linux: :func:`redline.cachedir.cache_dir`)."""
+    from redline.cachedir import cache_dir
 
-    folder = user_cache_path("redline")
-    # A relative XDG_CACHE_HOME is invalid (the XDG spec): the default stands instead.
-    return folder if folder.is_absolute() else Path.home() / ".cache" / "redline"
+    return cache_dir()
 
 
 def crash_log(exc: BaseException) -> Path:

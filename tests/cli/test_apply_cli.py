@@ -25,25 +25,15 @@ from click.testing import CliRunner
 
 from cli_support import redline_script
 from redline.cli.main import cli
+from redline.engine.result import CONTRACT
 from redline.engine.similarity import ratio
 from support import cli as inproc
 from support.env import guarded_home, without_caller_variables
 
-# The documented fields of every result (DESIGN "Results"); later tools may add more.
-RESULT_FIELDS = {
-    "status",
-    "path",
-    "match_type",
-    "confidence",
-    "matched_text",
-    "matches",
-    "error",
-    "hint",
-    "cleaned",
-    "diff",
-    "skipped",
-    "failures",
-}
+# The result contract (DESIGN "Results"): in every answer, null or not. The other fields
+# come only when they say something; these tests read the engine's evidence, so they ask
+# for every field (``--full``), and tests/cli/test_answer_fields.py tests the brief answer.
+RESULT_FIELDS = set(CONTRACT)
 
 A_PY = (
     b"import os\n"
@@ -131,7 +121,8 @@ def line(obj: dict[str, Any]) -> str:
 
 def invoke(root: Path, payload: str | bytes, *options: str) -> tuple[int, list[dict[str, Any]]]:
     """Run ``redline apply`` in-process; return the exit code and the parsed result lines."""
-    outcome = CliRunner().invoke(cli, ["apply", "--root", str(root), *options], input=payload)
+    args = ["apply", "--full", "--root", str(root), *options]
+    outcome = CliRunner().invoke(cli, args, input=payload)
     if outcome.exception is not None and not isinstance(outcome.exception, SystemExit):
         raise outcome.exception
     results = [json.loads(text) for text in outcome.stdout.splitlines()]
@@ -155,9 +146,9 @@ def run(
 ) -> subprocess.CompletedProcess[bytes]:
     """``redline apply`` with ``env`` and ``cwd`` as a process would have them, run in this
     process (``support.cli``)."""
-    args = ["apply", *options]
+    args = ["apply", "--full", *options]
     if cwd is None:
-        args[1:1] = ["--root", str(root)]
+        args[2:2] = ["--root", str(root)]
     return inproc.run_bytes(args, input=payload, env=env, cwd=cwd or root)
 
 
@@ -169,9 +160,9 @@ def process(
     cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run the installed ``redline apply`` as a real process."""
-    args = [REDLINE, "apply", *options]
+    args = [REDLINE, "apply", "--full", *options]
     if cwd is None:
-        args[2:2] = ["--root", str(root)]
+        args[3:3] = ["--root", str(root)]
     return subprocess.run(
         args, input=payload, capture_output=True, env=env, cwd=cwd or root, timeout=120
     )
@@ -853,11 +844,37 @@ def test_hint_resets_when_the_turn_changes(root: Path) -> None:
     assert [h is not None for h in hints] == [False, True, False, True, False]
 
 
-def test_no_hint_across_separate_invocations(root: Path) -> None:
+def test_without_a_turn_no_hint_across_separate_invocations(root: Path) -> None:
+    """Nothing says that two calls without a turn belong to one turn."""
     for _ in range(3):
         _, result = invoke_one(root, request("dup.py", **MISS))
         assert result["status"] == "no_match"
         assert result["hint"] is None
+
+
+def test_the_hint_of_a_turn_lasts_across_separate_invocations(root: Path) -> None:
+    """Two ``redline apply`` calls (an agent that starts one per edit) with one turn: the
+    second failure on the file gets the hint; another turn, or a success, starts over."""
+    hints = [
+        invoke_one(root, request("dup.py", turn="t1", **MISS))[1]["hint"],
+        invoke_one(root, request("dup.py", turn="t1", **MISS))[1]["hint"],
+        invoke_one(root, request("b.py", turn="t1", **MISS))[1]["hint"],
+        invoke_one(root, request("dup.py", turn="t1", **MISS))[1]["hint"],
+        invoke_one(root, request("dup.py", turn="t2", **MISS))[1]["hint"],
+        invoke_one(root, request("dup.py", turn="t2", old_string="y = 2", new_string="y = 3"))[1][
+            "hint"
+        ],
+        invoke_one(root, request("dup.py", turn="t2", **MISS))[1]["hint"],
+    ]
+    assert hints[0] is None
+    assert hints[1] == (
+        "this is failed attempt 2 on dup.py in this turn: re-read the target range of the "
+        "file and copy old_string from what you read (or rewrite the whole section) instead "
+        "of retyping old text from memory"
+    )
+    assert hints[2] is None  # another file counts on its own
+    assert hints[3] is not None and "failed attempt 3 on dup.py" in hints[3]
+    assert hints[4:] == [None, None, None]  # a new turn; a success; the count starts over
 
 
 # --- batch edits ----------------------------------------------------------------
@@ -1086,7 +1103,8 @@ def test_absolute_paths_in_every_patch_operation_are_reported_relative(root: Pat
     )
     code, result = invoke_one(root, payload)
     assert (code, result["status"]) == (0, "applied"), result["error"]
-    assert [g["paths"] for g in result["committed"]] == [
+    assert result["committed"] == []  # embedded mode writes the files; nothing is committed
+    assert [g["paths"] for g in result["written"]] == [
         ["pkg/new.py"],
         ["b.py", "pkg/moved.py"],
         ["dup.py"],
@@ -1125,7 +1143,7 @@ def test_absolute_path_with_a_root_given_relative(root: Path, env: dict[str, str
     )
     edited, added = results_of(proc)
     assert (edited["status"], edited["path"]) == ("applied", "a.py")
-    assert (added["status"], added["committed"][0]["paths"]) == ("applied", ["pkg/x.py"])
+    assert (added["status"], added["written"][0]["paths"]) == ("applied", ["pkg/x.py"])
     assert (root / "a.py").read_bytes().startswith(b"import re\n")
     assert (root / "pkg" / "x.py").read_bytes() == b"X = 1\n"
 

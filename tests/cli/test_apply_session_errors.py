@@ -39,7 +39,7 @@ def apply(
     assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
     results = [json.loads(line) for line in proc.stdout.splitlines()]
     assert len(results) == len(requests), proc.stdout
-    assert all(isinstance(r, dict) and "status" in r and "error" in r for r in results)
+    assert all(isinstance(r, dict) and "status" in r and "path" in r for r in results)
     return proc, results
 
 

@@ -156,6 +156,11 @@ REQUESTS = [
         ],
     ),  # batch failure
     _edit("dup.py", edits=[{"old_string": "w = 5", "new_string": "w = 6"}]),  # batch applied
+    # a patch: its written group and its hunk, as brief answers give their records
+    {
+        "tool": "apply_patch",
+        "patch": "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 3\n",
+    },
 ]
 
 
@@ -184,6 +189,7 @@ def test_real_results_validate_against_the_result_model(
         "invalid",
         "no_change",
         "no_match",
+        "applied",
         "applied",
         "invalid",
     ]

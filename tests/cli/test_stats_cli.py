@@ -73,7 +73,7 @@ def test_the_scenario_went_as_planned(scenario: Scenario) -> None:
         "exact", "whitespace", "fuzzy", "fuzzy", "exact", "exact",
     ]  # fmt: skip
     assert [h["match_type"] for h in r["E5"]["hunks"]] == ["exact"]
-    assert r["E4"]["flags"] and not r["E3"]["flags"]
+    assert r["E4"]["flags"] and not r["E3"].get("flags")
     assert [r[n]["status"] for n in ("no_match", "ambiguous", "rejected")] == [
         "no_match", "ambiguous", "rejected",
     ]  # fmt: skip

@@ -53,7 +53,7 @@ def test_a_patchs_refused_file_group_is_logged_with_its_evidence(gm: GitMode) ->
     [refused] = result["not_applied"]
     assert (refused["paths"], refused["status"]) == (["a.py"], "validation_failed")
     assert (refused["match_type"], refused["confidence"]) == ("exact", 1.0)
-    assert result["committed"][0]["status"] is None
+    assert "status" not in result["committed"][0]  # applied: no status of its own
     log = gm.repo / ".git" / "redline" / "outcomes" / "s.jsonl"
     [line] = [json.loads(x) for x in log.read_text().splitlines()]
     assert (line["status"], line["path"], line["tool"], line["match_type"]) == (

@@ -206,7 +206,7 @@ def test_past_the_budget_a_request_is_refused_at_once_and_nothing_is_committed(
         f"old_string: {len(request['old_string']):,} characters in 3,000 lines" in result["error"]
     )
     assert "the limit is 1.0e11" in result["error"]
-    assert result["commits"] == []
+    assert result.get("commits", []) == []
     assert rev(gm.repo, "redline/slow") == base
 
 

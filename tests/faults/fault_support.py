@@ -276,7 +276,7 @@ class Writer:
         if answer.result is not None and answer.result["status"] == "applied":
             self.value += 1
             self.commits += [
-                c["commit"] for c in answer.result["commits"] if c["source"] == "agent"
+                c["commit"] for c in answer.result.get("commits", []) if c["source"] == "agent"
             ]
         return answer
 
@@ -335,7 +335,7 @@ def answered(writer: Writer) -> None:
         assert status in ("applied", "failed", "invalid", "no_match"), answer.result
         if status != "applied":
             assert answer.result["error"], answer.result
-            assert answer.result["commits"] == [], answer.result
+            assert answer.result.get("commits", []) == [], answer.result
 
 
 def check_sessions(repo: Path, writers: list[Writer], base: str) -> None:

@@ -154,7 +154,9 @@ def test_session_apply_interrupted_at_random_moments(place: Place) -> None:
                 args, place.env, place.repo, request, rng.uniform(0, window), signum
             )
             if answer["status"] == "applied":
-                applied += [c["commit"] for c in answer["commits"] if c["source"] == "agent"]
+                applied += [
+                    c["commit"] for c in answer.get("commits", []) if c["source"] == "agent"
+                ]
                 state = new
             else:
                 assert answer["status"] == "failed", answer

@@ -315,7 +315,7 @@ def test_write_failure_midway_rolls_back_this_requests_writes(
     # files (and the directories made for them) are gone.
     assert tree(root) == before
     assert leftovers(root) == []
-    assert result.committed == []
+    assert result.written == result.committed == []
 
 
 def test_a_disk_that_stays_full_cannot_keep_the_rollback_from_happening(

@@ -127,7 +127,7 @@ def test_a_patch_group_that_breaks_its_file_is_not_applied_and_the_others_are(
     assert result.exit_code == 3
     assert (root / "src" / "app.py").read_text() == APP_PY
     assert '"debug": true' in (root / "config.json").read_text()
-    [committed] = result.committed
+    [committed] = result.written
     assert committed.paths == ["config.json"]
     assert committed.validation == [
         {"path": "config.json", "language": "json", "parser": "json", "ok": True}
@@ -166,7 +166,7 @@ def test_a_new_file_is_validated_and_a_deleted_one_is_not(root: Path) -> None:
     delete = "*** Delete File: config.json\n"
     deleted = apply_in_directory(root, patch(delete))
     assert deleted.status == "applied"
-    assert deleted.committed[0].validation == []
+    assert deleted.written[0].validation == []
 
 
 def test_a_moved_file_is_judged_against_what_its_new_path_held(root: Path) -> None:
@@ -198,7 +198,7 @@ def test_the_policy_names_the_patch_paths_to_validate(root: Path) -> None:
     result = apply_in_directory(root, patch(BREAK_APP, FIX_CONFIG, validate=False), policy=policy)
     assert result.status == "applied"  # src/app.py is not named: not validated
     assert "sum(items\n" in (root / "src" / "app.py").read_text()
-    assert [g.validation for g in result.committed] == [
+    assert [g.validation for g in result.written] == [
         [],
         [{"path": "config.json", "language": "json", "parser": "json", "ok": True}],
     ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from redline.engine.result import Failure, GroupReport, Result
+from redline.engine.result import Failure, GroupReport, HunkReport, Result, Tolerance
 from redline.mcp.text import is_error, summary
 
 
@@ -68,3 +68,45 @@ def test_a_read_shows_the_numbered_lines_and_where_more_start() -> None:
         "more below: read again with offset=3)"
     )
     assert not is_error(result)
+
+
+def test_a_tolerant_edit_says_what_was_tolerated_in_words() -> None:
+    words = (
+        "indentation differed on 2 lines (lines 4-5): 4 spaces sent where the file has a tab; "
+        "the file's indentation kept"
+    )
+    result = Result(
+        "applied",
+        path="a.py",
+        match_type="whitespace",
+        confidence=0.95,
+        tolerated=[Tolerance("indentation", (4, 5), words)],
+        diff="--- a/a.py\n+++ b/a.py\n",
+    ).to_dict()
+    assert summary(result).splitlines()[:2] == [
+        "applied: a.py (whitespace, confidence 0.95)",
+        f"tolerated: {words}",
+    ]
+
+
+def test_a_patch_says_what_each_hunk_tolerated() -> None:
+    strip = Tolerance("indentation", (3,), "indentation differed on 1 line (line 3)")
+    result = Result(
+        "applied",
+        match_type="strip",
+        confidence=0.98,
+        written=[GroupReport(["b.py"], ["update b.py"])],
+        hunks=[
+            HunkReport("b.py", 1, "exact", 1.0, 1, 1, 0, None, "x"),
+            HunkReport("b.py", 2, "strip", 0.98, 3, 3, 0, None, "y", [strip]),
+        ],
+    ).to_dict()
+    assert summary(result).splitlines()[:2] == [
+        "applied: b.py (strip, confidence 0.98)",
+        "tolerated (hunk 2 of b.py): indentation differed on 1 line (line 3)",
+    ]
+
+
+def test_an_exact_edit_tolerated_nothing_and_says_nothing_of_it() -> None:
+    result = Result("applied", path="a.py", match_type="exact", confidence=1.0).to_dict()
+    assert "tolerated" not in summary(result)

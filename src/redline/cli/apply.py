@@ -33,6 +33,13 @@ from redline.cli.options import repo_option
     "--dry-run", is_flag=True, help="Compute everything, the diff included; write nothing."
 )
 @click.option(
+    "--full",
+    is_flag=True,
+    help="Print every field of each result, null and empty ones included (by default: the "
+    "result contract - status, path, match_type, confidence, matched_text - and the fields "
+    "that say something).",
+)
+@click.option(
     "--threshold",
     type=click.FloatRange(0.0, 1.0, min_open=True),
     default=None,
@@ -44,6 +51,7 @@ def apply_command(
     repo: Path,
     jsonl: bool,
     dry_run: bool,
+    full: bool,
     threshold: float | None,
 ) -> None:
     """Apply an edit request read as JSON from stdin and print the result as JSON.
@@ -61,4 +69,4 @@ def apply_command(
     """
     from redline.cli.apply_stream import run_apply
 
-    sys.exit(run_apply(root, session, repo, jsonl, dry_run, threshold))
+    sys.exit(run_apply(root, session, repo, jsonl, dry_run, threshold, full))

@@ -40,15 +40,16 @@ def run_apply(
     jsonl: bool,
     dry_run: bool,
     threshold: float | None,
+    full: bool = False,
 ) -> int:
     """Apply the requests on stdin, print each result; the exit code (the worst of the
     requests': 0 applied, no change or read, 1 not applied, 2 bad request, 3 partially
-    applied)."""
+    applied); every field of each result with ``full``."""
     from redline.fsops import interrupts
 
     # Bytes, not the locale's text: JSON on the wire is UTF-8 whatever the locale says.
     stdin = sys.stdin.buffer
-    stream = _Stream(_Requests(stdin) if jsonl else None)
+    stream = _Stream(_Requests(stdin) if jsonl else None, full)
     closing: list[Callable[[], None]] = []
     try:
         behind, runner, close = _ready(root, session, repo, jsonl, dry_run, threshold)
@@ -123,8 +124,9 @@ class _Stream:
     """The requests of one ``apply`` and what it has answered: on a signal, the answers
     held for writing are written and printed, then the request in hand is answered."""
 
-    def __init__(self, requests: _Requests | None) -> None:
+    def __init__(self, requests: _Requests | None, full: bool = False) -> None:
         self.requests = requests
+        self.full = full
         self.behind: WriteBehind | None = None
         self.in_hand: Any = _NOTHING
         self.worst = 0
@@ -137,7 +139,7 @@ class _Stream:
         yield from self.requests
 
     def answer(self, payloads: list[dict[str, Any]]) -> None:
-        self.worst = _answer(payloads, self.worst)
+        self.worst = _answer(payloads, self.worst, self.full)
 
     def interrupted(self, exc: Any, session: str | None) -> None:
         """Answer what is owed once a signal stops the stream (see the class)."""
@@ -168,10 +170,12 @@ class _Stream:
             self.answer([failure("failed", self.in_hand, error, session)])
 
 
-def _answer(payloads: list[dict[str, Any]], worst: int) -> int:
-    """Print ``payloads``; the highest exit code so far."""
+def _answer(payloads: list[dict[str, Any]], worst: int, full: bool) -> int:
+    """Print ``payloads`` (every field with ``full``); the highest exit code so far."""
+    from redline.engine.result import shown
+
     for payload in payloads:
-        _emit(payload)
+        _emit(shown(payload, full))
         worst = max(worst, _exit_code(payload))
     return worst
 

@@ -153,7 +153,7 @@ def _run(repo_dir: Path, env: Mapping[str, str]) -> None:
     flagged = []
     with daemon_client(repo_dir, idle=60) as client:
         for number, request in enumerate((EXACT, TOLERANT), start=1):
-            result = client.call("apply", {"session": "demo", "request": request})
+            result = client.call("apply", {"session": "demo", "request": request, "full": True})
             _show(number, request, result)
             if result.get("flags"):
                 flagged += [c["edit"] for c in result.get("commits", [])]

@@ -49,7 +49,7 @@ def fast_call(args: list[str]) -> Call | None:
 
 
 _APPLY_VALUES = ("--root", "--session", "--repo", "--threshold")
-_APPLY_FLAGS = ("--jsonl", "--dry-run")
+_APPLY_FLAGS = ("--jsonl", "--dry-run", "--full")
 
 
 def _apply(args: list[str]) -> Call | None:
@@ -67,11 +67,12 @@ def _apply(args: list[str]) -> Call | None:
             return None
     session = values.get("--session")
     jsonl, dry_run = ("--jsonl" in given.flags), ("--dry-run" in given.flags)
+    full = "--full" in given.flags
 
     def apply() -> int:
         from redline.cli.apply_stream import run_apply
 
-        return run_apply(root, session, repo, jsonl, dry_run, threshold)
+        return run_apply(root, session, repo, jsonl, dry_run, threshold, full)
 
     return apply
 

@@ -44,8 +44,19 @@ if TYPE_CHECKING:
     "else the edit tools.",
 )
 @click.option("--provider", default=None, help="The model's provider, for compat overrides.")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Each answer's structured content carries every field of the result, null and "
+    "empty ones included (by default: the result contract and the fields that say something).",
+)
 def mcp_command(
-    repo: Path, session: str | None, embedded: bool, model: str | None, provider: str | None
+    repo: Path,
+    session: str | None,
+    embedded: bool,
+    model: str | None,
+    provider: str | None,
+    full: bool,
 ) -> None:
     """Serve redline's tools to an MCP client over stdio.
 
@@ -86,7 +97,7 @@ def mcp_command(
         backend = Daemon(lambda: daemon_client_started(repo), session)
     else:
         backend = Embedded(root)
-    _serve(root, backend, model, provider, git_mode, session, repo)
+    _serve(root, backend, model, provider, git_mode, session, repo, full)
 
 
 def _serve(
@@ -97,6 +108,7 @@ def _serve(
     git_mode: bool,
     session: str | None,
     repo: Path,
+    full: bool = False,
 ) -> None:
     from redline.mcp.allowances import Allowances
     from redline.mcp.server import Served
@@ -117,7 +129,7 @@ def _serve(
         else f"embedded under {root}"
     )
     click.echo(f"redline mcp: {where}; tools: {', '.join(surface.tools)}", err=True)
-    served = Served(tools, backend, Allowances(config.permissions), model, provider)
+    served = Served(tools, backend, Allowances(config.permissions), model, provider, full=full)
     signum = run_stdio(served)
     if signum is not None:  # stopped as asked: quietly, with the signal's exit status
         from redline.fsops.interrupts import Interrupted

@@ -27,7 +27,7 @@ from redline.engine.edit import EditRequest
 from redline.engine.errors import RedlineError, RequestError
 from redline.engine.hints import FailureHints
 from redline.engine.patch import PatchRequest
-from redline.engine.result import Result
+from redline.engine.result import Result, shown
 from redline.fsops.resources import ResourceError, explain, is_resource
 from redline.gitops import history, outcomes
 from redline.gitops import session as sessions
@@ -390,9 +390,17 @@ class Service:
                 "'asked' must be true or false: whether a person allowed what an ask rule "
                 "holds for this request",
             )
+        full = params.get("full", False)
+        if not isinstance(full, bool):
+            raise RpcError(
+                protocol.INVALID_PARAMS,
+                "invalid params",
+                "'full' must be true or false: whether the answer carries every field of the "
+                "result (false: the fields that say something, as `redline apply` prints)",
+            )
         token = self.staged.holds.begin()
         try:
-            return self._apply(name, request_obj, params)
+            return shown(self._apply(name, request_obj, params), full)
         finally:
             self.staged.holds.end(token)
 

@@ -32,3 +32,15 @@ class FailureHints:
         self._count[path] = count
         if count >= 2:
             result.hint = HINT.format(count=count, path=path)
+
+    def failed(self, path: str) -> tuple[object, int] | None:
+        """The turn and count of the failures on ``path`` so far (None: none counted)."""
+        path = posixpath.normpath(path)
+        count = self._count.get(path)
+        return None if count is None else (self._turn.get(path), count)
+
+    def restore(self, path: str, turn: object, count: int) -> None:
+        """Take up a count of failures kept from an earlier process (the caller's state)."""
+        path = posixpath.normpath(path)
+        self._turn[path] = turn
+        self._count[path] = count

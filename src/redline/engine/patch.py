@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from redline.engine import invisible
 from redline.engine.decode import decode
@@ -17,6 +17,9 @@ from redline.engine.plan import PatchOutcome
 from redline.engine.result import GroupReport, HunkReport, Result, Tolerance
 
 CHANGED_AFTER_PLANNING = "changed after planning"
+# What becomes of the file groups that apply: a commit each (git mode), or written to the
+# files (embedded mode). The result lists them under this name.
+Landing = Literal["committed", "written"]
 
 
 @dataclass(frozen=True)
@@ -27,12 +30,16 @@ class PatchRequest:
 
 
 def apply_patch(
-    text: str, snapshot: Snapshot, validate: Callable[[str], bool] | None = None
+    text: str,
+    snapshot: Snapshot,
+    validate: Callable[[str], bool] | None = None,
+    landing: Landing = "committed",
 ) -> PatchOutcome:
     """Plan ``text`` against ``snapshot``; the caller writes ``changes``.
 
     ``validate`` says which paths must still parse once changed: a group that
-    leaves one unparseable is not applied (engine.validate).
+    leaves one unparseable is not applied (engine.validate). ``landing`` is what
+    the caller does with the groups that apply (see :func:`summarise`).
     """
     try:
         plan = plan_patch(text, snapshot)
@@ -40,7 +47,9 @@ def apply_patch(
         return PatchOutcome(Result("invalid", error=str(exc)), [])
     if validate is not None:
         validate_groups(plan, validate)
-    return PatchOutcome(summarise(plan), [c for g in plan.applied for c in g.changes], plan)
+    return PatchOutcome(
+        summarise(plan, landing), [c for g in plan.applied for c in g.changes], plan
+    )
 
 
 def validate_groups(plan: PatchPlan, wanted: Callable[[str], bool]) -> None:
@@ -79,7 +88,10 @@ def _tolerated(evidence: HunkEvidence) -> list[Tolerance]:
     return out
 
 
-def summarise(plan: PatchPlan) -> Result:
+def summarise(plan: PatchPlan, landing: Landing = "committed") -> Result:
+    """The result of a planned patch. ``landing`` names what becomes of the groups that
+    apply, in the result's field and its words: ``committed`` (git mode: a commit each)
+    or ``written`` (embedded mode: written to the files, nothing committed)."""
     applied, failed = plan.applied, plan.failed
     changes = [c for g in applied for c in g.changes]
     removed: Counter[str] = Counter()
@@ -103,12 +115,12 @@ def summarise(plan: PatchPlan) -> Result:
     ]
     result = Result(
         "applied",
-        committed=[_report(g) for g in applied],
         not_applied=[_report(g) for g in failed],
         hunks=hunks,
         cleaned=invisible.describe(removed),
         diff="".join(diff(c) for c in changes) or None,
     )
+    setattr(result, landing, [_report(g) for g in applied])
     if hunks:
         weakest = min(hunks, key=lambda h: h.confidence)
         result.match_type = weakest.match_type
@@ -131,11 +143,11 @@ def summarise(plan: PatchPlan) -> Result:
             else f"apply_patch failed: {reasons}"
         )
         return result
-    committed = _count(sum(len(g.operations) for g in applied), "change", "changes")
+    landed = _count(sum(len(g.operations) for g in applied), "change", "changes")
     result.status = "partially_applied"
     result.error = (
-        f"apply_patch partially applied: {committed} committed, {groups} not applied: "
-        f"{reasons}. The committed changes are in place; do not redo them."
+        f"apply_patch partially applied: {landed} {landing}, {groups} not applied: "
+        f"{reasons}. The {landing} changes are in place; do not redo them."
     )
     return result
 

@@ -1,8 +1,14 @@
-"""What every caller gets back: the result of one request, as plain data."""
+"""What every caller gets back: the result of one request, as plain data.
+
+:class:`Result` holds every field; :func:`shown` decides what a caller is sent
+of it (the fields that say something, or every key with ``--full``) — the one
+place that decides it, for ``redline apply``, the daemon and ``redline mcp``.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal
 
 from redline.engine.status import EXIT_CODES
@@ -123,7 +129,10 @@ class Result:
     tolerated: list[Tolerance] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
+    # A patch's file groups that were applied: ``committed`` in git mode (a commit each),
+    # ``written`` in embedded mode (written to the files; nothing is committed there)
     committed: list[GroupReport] = field(default_factory=list)
+    written: list[GroupReport] = field(default_factory=list)
     not_applied: list[GroupReport] = field(default_factory=list)
     hunks: list[HunkReport] = field(default_factory=list)
     dry_run: bool = False  # computed only: nothing was written
@@ -165,7 +174,12 @@ class Result:
         data["tolerated"] = [t.to_json() for t in self.tolerated]
         for hunk in data["hunks"]:
             hunk["tolerated"] = [t.to_json() for t in hunk["tolerated"]]
-        for report in (*data["committed"], *data["not_applied"], *data["commits"]):
+        for report in (
+            *data["committed"],
+            *data["written"],
+            *data["not_applied"],
+            *data["commits"],
+        ):
             report["paths"] = list(report["paths"])
             if "operations" in report:
                 report["operations"] = list(report["operations"])
@@ -176,4 +190,102 @@ class Result:
 
 
 _RESULT_FIELDS = tuple(f.name for f in fields(Result))
-_RECORD_LISTS = ("matches", "failures", "committed", "not_applied", "hunks", "commits")
+_RECORD_LISTS = (
+    "matches",
+    "failures",
+    "committed",
+    "written",
+    "not_applied",
+    "hunks",
+    "commits",
+)
+
+# The result contract: every answer carries these, null or not.
+CONTRACT = ("status", "path", "match_type", "confidence", "matched_text")
+
+
+def shown(answer: Mapping[str, Any], full: bool = False) -> dict[str, Any]:
+    """What a caller is sent of ``answer`` (a :meth:`Result.to_dict`): with ``full``,
+    every key; otherwise the fields that say something for the request at hand.
+
+    - the contract fields (:data:`CONTRACT`) always, null or not;
+    - any other field only when it holds something other than its default (no null,
+      empty list or ``dry_run: false``); a group's or a hunk's record likewise (no
+      ``reason: null``, ``validation: []``…; a field without a default, which the
+      JSON Schema requires, stays);
+    - one replaced span whose ``matches`` entry repeats the contract fields is given
+      as ``start_line``/``end_line`` instead of a ``matches`` list;
+    - no ``diff`` when the file now holds exactly what was sent: an applied exact
+      match (every hunk exact), nothing cleaned or tolerated, not a dry run. A
+      tolerant match keeps its diff, which shows what was written.
+    """
+    if full:
+        return dict(answer)
+    out: dict[str, Any] = {}
+    for name, value in answer.items():
+        if name in CONTRACT or not _is_default(value, _RESULT_DEFAULTS.get(name, MISSING)):
+            out[name] = _records(name, value)
+    _fold_one_span(out)
+    if "diff" in out and _as_sent(out):
+        del out["diff"]
+    return out
+
+
+def _default(f: Any) -> Any:
+    if f.default is not MISSING:
+        return f.default
+    return f.default_factory() if f.default_factory is not MISSING else MISSING
+
+
+def _defaults(kind: type) -> dict[str, Any]:
+    return {f.name: _default(f) for f in fields(kind)}
+
+
+_RESULT_DEFAULTS = _defaults(Result)
+_RECORD_DEFAULTS = {
+    "committed": _defaults(GroupReport),
+    "written": _defaults(GroupReport),
+    "not_applied": _defaults(GroupReport),
+    "hunks": _defaults(HunkReport),
+}
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    return default is not MISSING and type(value) is type(default) and value == default
+
+
+def _records(name: str, value: Any) -> Any:
+    """The records of list ``name`` without the fields left at their default."""
+    defaults = _RECORD_DEFAULTS.get(name)
+    if defaults is None or not isinstance(value, list):
+        return value
+    return [
+        {k: v for k, v in record.items() if not _is_default(v, defaults.get(k, MISSING))}
+        if isinstance(record, dict)
+        else record
+        for record in value
+    ]
+
+
+def _fold_one_span(out: dict[str, Any]) -> None:
+    matches = out.get("matches")
+    if not isinstance(matches, list) or len(matches) != 1 or not isinstance(matches[0], dict):
+        return
+    span = matches[0]
+    if "start_line" in out or "end_line" in out:
+        return
+    if any(span.get(name) != out.get(name) for name in CONTRACT[2:]):
+        return
+    del out["matches"]
+    out["start_line"], out["end_line"] = span.get("start_line"), span.get("end_line")
+
+
+def _as_sent(out: Mapping[str, Any]) -> bool:
+    """Whether an answer's file holds exactly what the request sent (see :func:`shown`)."""
+    if out.get("status") != "applied" or out.get("dry_run") or out.get("match_type") != "exact":
+        return False
+    if out.get("cleaned") or out.get("tolerated"):
+        return False
+    return all(
+        h.get("match_type") == "exact" and not h.get("tolerated") for h in out.get("hunks", [])
+    )

@@ -72,7 +72,7 @@ def apply_patch_in_directory(
     own settings files (see :func:`land`).
     """
     snapshot = DirectorySnapshot(root)
-    outcome = apply_patch(text, snapshot, validate)
+    outcome = apply_patch(text, snapshot, validate, landing="written")
     return land(snapshot, outcome, dry_run=dry_run, before_write=before_write, settings=settings)
 
 

@@ -32,7 +32,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from redline import __version__
-from redline.engine.result import Result
+from redline.engine.result import Result, shown
 from redline.mcp.allowances import Allowances
 from redline.mcp.backend import Backend
 from redline.mcp.stdio import stdio_transport
@@ -62,6 +62,7 @@ class Served:
     permissions: Allowances
     model: str | None = None
     provider: str | None = None
+    full: bool = False  # structured content with every field (engine.result.shown)
     # open asking rounds: the state a client echoes -> tool, path, decision, root
     _asking: dict[str, tuple[str, str, Decision, Path | None]] = field(default_factory=dict)
 
@@ -87,7 +88,7 @@ def build(served: Served) -> Server[Any]:
             if params.request_state is not None:  # the answer to an asking round
                 refused = _answered(served, params)
                 if refused is not None:
-                    return _answer(refused)
+                    return _answer(refused, served.full)
             client = _client_name(ctx)
             while True:  # until applied or refused; each turn may ask the person once
                 async with serial:
@@ -105,7 +106,7 @@ def build(served: Served) -> Server[Any]:
             result = refused.result
         except Exception as exc:  # a bug in redline: this call's error, never the server's end
             result = _internal(exc, params)
-        return _answer(result)
+        return _answer(result, served.full)
 
     return Server(
         "redline",
@@ -183,7 +184,7 @@ def _request(served: Served, params: types.CallToolRequestParams) -> dict[str, A
             )
         )
     if name == "apply_patch":
-        downgraded = downgraded_patch_call(arguments, model=served.model, provider=served.provider)
+        downgraded = downgraded_patch_call(arguments, over_mcp=True)
         if downgraded is not None:
             raise _Refused(_invalid(None, downgraded))
     if served.model is not None and "model" not in request:
@@ -321,10 +322,12 @@ def _tool(definition: ToolDefinition) -> types.Tool:
     )
 
 
-def _answer(result: Mapping[str, Any]) -> types.CallToolResult:
+def _answer(result: Mapping[str, Any], full: bool) -> types.CallToolResult:
+    """The text a model reads (from every field: an exact edit's diff too) and the result as
+    structured content, the fields that say something unless ``full`` (engine.result.shown)."""
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=summary(result))],
-        structured_content=dict(result),
+        structured_content=shown(result, full),
         is_error=is_error(result),
     )
 

@@ -1,6 +1,7 @@
-"""The short text a model reads from a result (the full result travels as structured content).
+"""The short text a model reads from a result (the result travels as structured content).
 
-An edit: its status and path, how it matched, the diff; a refusal: the error
+An edit: its status and path, how it matched, what the match tolerated (in
+words, with its lines: ``engine.tolerated``), the diff; a refusal: the error
 and the hint. A read: the numbered lines, and where the next lines start when
 more are left.
 """
@@ -22,7 +23,7 @@ def is_error(result: Mapping[str, Any]) -> bool:
 def summary(result: Mapping[str, Any]) -> str:
     if result.get("status") == "read":
         return _read(result)
-    lines = [_headline(result)]
+    lines = [_headline(result), *_tolerated(result)]
     cleaned = result.get("cleaned") or []
     if cleaned:
         lines.append("cleaned (invisible characters removed): " + ", ".join(map(str, cleaned)))
@@ -43,6 +44,19 @@ def summary(result: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _tolerated(result: Mapping[str, Any]) -> list[str]:
+    """``tolerated: <the difference in words>``, one line each; a patch's per hunk."""
+    lines = [f"tolerated: {t.get('text')}" for t in _items(result.get("tolerated"))]
+    for hunk in _items(result.get("hunks")):
+        where = f"hunk {hunk.get('hunk')} of {hunk.get('path')}"
+        lines += [f"tolerated ({where}): {t.get('text')}" for t in _items(hunk.get("tolerated"))]
+    return lines
+
+
+def _items(value: Any) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
 def _headline(result: Mapping[str, Any]) -> str:
     """``applied: a.py (exact, confidence 1.00)``; a patch's match types per hunk."""
     head = str(result.get("status"))
@@ -57,7 +71,7 @@ def _paths(result: Mapping[str, Any]) -> list[str]:
     if result.get("path"):
         return [str(result["path"])]
     found: list[str] = []
-    for report in result.get("committed") or []:
+    for report in [*(result.get("committed") or []), *(result.get("written") or [])]:
         found.extend(p for p in report.get("paths") or [] if p not in found)
     return found
 

@@ -6,6 +6,8 @@
 - :mod:`~redline.pipeline.permission`: embedded mode's permission step, the
   verdict every caller reaches (``tools.permissions.verdict``; the daemon runs it
   for every ``apply`` it is sent, so a socket client cannot skip it);
+- :mod:`~redline.pipeline.retries`: the repeated-failure hint of a turn across
+  separate ``redline apply`` calls (a small state file in the user's cache);
 - :mod:`~redline.pipeline.daemon_call`: a request sent to a daemon session, and
   every way that call can fail, in one wording.
 

@@ -63,7 +63,10 @@ def send(client: Client, session: str, request: Any, **params: Any) -> Sent:
     if client.server.get("permissions") != protocol.PERMISSIONS_ENFORCED:
         return Sent(failure("failed", request, not_sent(OLD_DAEMON), session))
     try:
-        answer = client.call("apply", {"session": session, "request": request, **params})
+        # Every field: the front end decides what its caller is shown (engine.result.shown).
+        answer = client.call(
+            "apply", {"session": session, "request": request, "full": True, **params}
+        )
     except RpcError as exc:
         if exc.code == protocol.CONNECTION_CLOSED:
             error = f"the daemon closed the connection before answering; {unsure(session)}"

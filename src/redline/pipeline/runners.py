@@ -37,14 +37,14 @@ def embedded_runner(
     its settings (``folder``; read now when not given)."""
     from redline.engine.edit import EditRequest
     from redline.engine.errors import RequestError
-    from redline.engine.hints import FailureHints
     from redline.engine.result import Result
     from redline.fsops.apply import apply_in_directory
+    from redline.pipeline.retries import KeptHints
     from redline.settings.folder import read_folder
     from redline.tools.permissions import needs_permission
     from redline.tools.request import parse_request
 
-    hints = FailureHints()
+    hints = KeptHints(root)  # a turn's count of failures outlives this process
     folder = folder or read_folder(root)
     policy = folder.policy
     unreadable = None

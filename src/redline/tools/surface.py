@@ -225,16 +225,31 @@ def _custom_patch_tool() -> dict[str, Any]:
 
 
 def downgraded_patch_call(
-    arguments: Mapping[str, Any], *, model: str | None = None, provider: str | None = None
+    arguments: Mapping[str, Any],
+    *,
+    model: str | None = None,
+    provider: str | None = None,
+    over_mcp: bool = False,
 ) -> str | None:
-    """The error for apply_patch arguments that arrived as ``{"input": "..."}``, else None.
+    """The error for apply_patch arguments that arrived as ``{"input": "..."}``, else None,
+    worded for the front end that received them.
 
-    A gateway between the model and redline turned the freeform custom tool
-    into a JSON function, so the patch came under the name the custom tool's
-    input has. The fix is to show the model the JSON form.
+    ``redline apply`` and the daemon are fed by a harness that shows the model its
+    tools: there, a gateway between the model and redline turned the freeform custom
+    tool into a JSON function, so the patch came under the name the custom tool's
+    input has; the fix is to show the model the JSON form (a setting). Over MCP
+    (``over_mcp``) the model is shown apply_patch as a JSON function taking
+    ``{"patch": "..."}`` already: the caller only has to send the patch under that
+    name, and no setting would change anything.
     """
     if "patch" in arguments or not isinstance(arguments.get("input"), str):
         return None
+    if over_mcp:
+        return (
+            'apply_patch arguments arrived as {"input": "..."}, but this server\'s apply_patch '
+            'takes the patch text as {"patch": "..."} (see its inputSchema); nothing was '
+            'applied. Call apply_patch again with the same patch text as the "patch" argument'
+        )
     from redline.userdirs import user_config_file
 
     if model:

@@ -18,8 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "redline"
 RANK = {
     "__version__": -1,  # redline.__version__ itself
     "crashlog": 0,
-    "userdirs": 0,
-    "cachedir": -1,  # the user's cache folder (crash logs, state kept between calls)
+    "userdirs": -1,  # the user's config and cache folders
     "engine": 0,
     "fsops": 1,
     "tools": 1,

@@ -47,10 +47,10 @@ def where_logged(exc: BaseException) -> str:
 
 def crash_dir() -> Path:
     """The platform's cache folder for redline (``$XDG_CACHE_HOME/redline``, else
-    ``~/.cache/redline``, on Linux: :func:`redline.cachedir.cache_dir`)."""
-    from redline.cachedir import cache_dir
+    ``~/.cache/redline``, on Linux: :func:`redline.userdirs.user_cache_dir`)."""
+    from redline.userdirs import user_cache_dir
 
-    return cache_dir()
+    return user_cache_dir()
 
 
 def crash_log(exc: BaseException) -> Path:

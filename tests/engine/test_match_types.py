@@ -34,7 +34,14 @@ def test_the_table_is_ordered_strictest_first_for_each_tool() -> None:
 
 def test_the_engine_and_the_policy_read_the_table() -> None:
     assert confidences("edit") == match.CONFIDENCE
-    assert match.TIERS == ("exact", "trailing_newline", "punctuation", "whitespace", "fuzzy", "line_fuzzy")
+    assert match.TIERS == (
+        "exact",
+        "trailing_newline",
+        "punctuation",
+        "whitespace",
+        "fuzzy",
+        "line_fuzzy",
+    )
     assert list(hunks.CONFIDENCE) == ["exact", "rstrip", "strip", "punctuation"]
     assert confidences("apply_patch") == hunks.CONFIDENCE
     assert hunks.TOLERANT == ("rstrip", "strip", "punctuation")

@@ -27,8 +27,7 @@ def test_indentation_and_marks_are_named_with_their_lines() -> None:
     said = tolerated(
         'def greet(name):\n    # Say "hello" to the user by name.\n'
         '    message = f"Hello, {name}!"\n',
-        'def greet(name):\n    # Say "hello" to the user by name.\n'
-        '    message = f"Hi, {name}!"\n',
+        'def greet(name):\n    # Say "hello" to the user by name.\n    message = f"Hi, {name}!"\n',
     )
     assert [(t["kind"], t["lines"]) for t in said] == [("indentation", [2, 3]), ("marks", [2])]
     assert said[0]["text"] == (

@@ -52,7 +52,9 @@ def _session(gm: GitMode) -> FrontEnd:
 
     def send(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
         payload = "".join(json.dumps(r) + "\n" for r in requests)
-        done = gm.cli.run("apply", "--session", "s", "--repo", str(gm.repo), "--jsonl", input=payload)
+        done = gm.cli.run(
+            "apply", "--session", "s", "--repo", str(gm.repo), "--jsonl", input=payload
+        )
         return [json.loads(line) for line in done.stdout.splitlines()]
 
     return FrontEnd(worktree, send)

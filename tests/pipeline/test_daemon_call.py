@@ -37,5 +37,10 @@ def test_the_daemon_says_it_judges_them(gm: GitMode) -> None:
     gm.cli.open_session("s")
     with Client(gm.socket()) as client:
         assert client.server["permissions"] == "enforced"
-        request = {"tool": "edit", "path": "b.py", "old_string": "VALUE = 1", "new_string": "VALUE = 2"}
+        request = {
+            "tool": "edit",
+            "path": "b.py",
+            "old_string": "VALUE = 1",
+            "new_string": "VALUE = 2",
+        }
         assert send(client, "s", request).result["status"] == "applied"

@@ -100,6 +100,7 @@ CASES = [
     Case("allowed-edit", edit("b.py", "VALUE = 1", "VALUE = 2"), "applied"),
 ]
 
+
 @pytest.fixture
 def governed(gm: GitMode, tmp_path: Path) -> tuple[GitMode, Path]:
     """``gm`` with the rules committed on main and the user's config denying a.py."""

@@ -283,7 +283,9 @@ INVALID = [
 ]
 
 
-def test_a_file_that_is_not_toml_is_named_with_its_line_and_column(user_dir: Path, repo: Path) -> None:
+def test_a_file_that_is_not_toml_is_named_with_its_line_and_column(
+    user_dir: Path, repo: Path
+) -> None:
     """The same error type as the guard policy's (engine.errors.SettingsError): file, line,
     column, for a user's file and for the repository's."""
     write(repo / ".redline.toml", '[permission]\nedit = "allow\n')

@@ -80,7 +80,10 @@ def requests(draw: st.DrawFn) -> Any:
     return obj
 
 
-E = " Expected e.g. " + '{"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}'
+E = (
+    " Expected e.g. "
+    + '{"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}'
+)
 W = " Expected e.g. " + '{"tool": "write", "path": "src/app.py", "content": "..."}'
 R = " Expected e.g. " + '{"tool": "read", "path": "src/app.py", "offset": 1, "limit": 200}'
 P = " Expected e.g. " + '{"tool": "apply_patch", "patch": "*** Begin Patch\\n...\\n*** End Patch"}'
@@ -90,40 +93,134 @@ ED = {"tool": "edit", "path": "a", "old_string": "a", "new_string": "b"}
 # (request, the whole error) — the texts the format has always answered with.
 ERRORS: list[tuple[Any, str]] = [
     ({**ED, "old_string": 1}, "invalid request: old_string: Input should be a valid string." + E),
-    ({**ED, "x": 1, "y": 2}, "invalid request: x: Extra inputs are not permitted; y: Extra inputs are not permitted." + E),
-    ({"x": 1, **ED, "path": 1}, "invalid request: path: Input should be a valid string; x: Extra inputs are not permitted." + E),
-    ({**ED, "threshold": "abc"}, "invalid request: threshold: Input should be a valid number, unable to parse string as a number." + E),
+    (
+        {**ED, "x": 1, "y": 2},
+        "invalid request: x: Extra inputs are not permitted; y: Extra inputs are not permitted."
+        + E,
+    ),
+    (
+        {"x": 1, **ED, "path": 1},
+        "invalid request: path: Input should be a valid string; x: Extra inputs are not permitted."
+        + E,
+    ),
+    (
+        {**ED, "threshold": "abc"},
+        "invalid request: threshold: Input should be a valid number, unable to parse string as a number."
+        + E,
+    ),
     ({**ED, "threshold": 0}, "invalid request: threshold: Input should be greater than 0." + E),
-    ({**ED, "threshold": -math.inf}, "invalid request: threshold: Input should be greater than 0." + E),
-    ({**ED, "threshold": math.nan}, "invalid request: threshold: Input should be less than or equal to 1." + E),
-    ({**ED, "threshold": 10**30}, "invalid request: threshold: Input should be less than or equal to 1." + E),
-    ({**ED, "threshold": 10**400}, "invalid request: threshold: Input should be a valid number." + E),
+    (
+        {**ED, "threshold": -math.inf},
+        "invalid request: threshold: Input should be greater than 0." + E,
+    ),
+    (
+        {**ED, "threshold": math.nan},
+        "invalid request: threshold: Input should be less than or equal to 1." + E,
+    ),
+    (
+        {**ED, "threshold": 10**30},
+        "invalid request: threshold: Input should be less than or equal to 1." + E,
+    ),
+    (
+        {**ED, "threshold": 10**400},
+        "invalid request: threshold: Input should be a valid number." + E,
+    ),
     ({**ED, "threshold": [1]}, "invalid request: threshold: Input should be a valid number." + E),
-    ({**ED, "turn": 1.5}, "invalid request: turn.str: Input should be a valid string; turn.int: Input should be a valid integer." + E),
-    ({**ED, "turn": True}, "invalid request: turn.str: Input should be a valid string; turn.int: Input should be a valid integer." + E),
+    (
+        {**ED, "turn": 1.5},
+        "invalid request: turn.str: Input should be a valid string; turn.int: Input should be a valid integer."
+        + E,
+    ),
+    (
+        {**ED, "turn": True},
+        "invalid request: turn.str: Input should be a valid string; turn.int: Input should be a valid integer."
+        + E,
+    ),
     ({**ED, "model": 1}, "invalid request: model: Input should be a valid string." + E),
     ({**ED, "validate": 1}, "invalid request: validate: Input should be a valid boolean." + E),
-    ({"tool": "edit", "path": "a", "edits": []}, "invalid request: edits: List should have at least 1 item after validation, not 0." + E),
-    ({"tool": "edit", "path": "a", "edits": "x"}, "invalid request: edits: Input should be a valid list." + E),
-    ({"tool": "edit", "path": "a", "edits": [1]}, "invalid request: edits.0: Input should be a valid dictionary or instance of EditItemModel." + E),
-    ({"tool": "edit", "path": "a", "edits": [{"z": 1, "old_string": 1}], "turn": []},
-     "invalid request: edits.0.old_string: Input should be a valid string; edits.0.new_string: Field required; edits.0.z: Extra inputs are not permitted; turn.str: Input should be a valid string; turn.int: Input should be a valid integer." + E),
-    ({"tool": "edit", "path": "a", "edits": [{"old_string": "a", "new_string": "b", "replace_all": None}]},
-     "invalid request: edits.0.replace_all: Input should be a valid boolean." + E),
+    (
+        {"tool": "edit", "path": "a", "edits": []},
+        "invalid request: edits: List should have at least 1 item after validation, not 0." + E,
+    ),
+    (
+        {"tool": "edit", "path": "a", "edits": "x"},
+        "invalid request: edits: Input should be a valid list." + E,
+    ),
+    (
+        {"tool": "edit", "path": "a", "edits": [1]},
+        "invalid request: edits.0: Input should be a valid dictionary or instance of EditItemModel."
+        + E,
+    ),
+    (
+        {"tool": "edit", "path": "a", "edits": [{"z": 1, "old_string": 1}], "turn": []},
+        "invalid request: edits.0.old_string: Input should be a valid string; edits.0.new_string: Field required; edits.0.z: Extra inputs are not permitted; turn.str: Input should be a valid string; turn.int: Input should be a valid integer."
+        + E,
+    ),
+    (
+        {
+            "tool": "edit",
+            "path": "a",
+            "edits": [{"old_string": "a", "new_string": "b", "replace_all": None}],
+        },
+        "invalid request: edits.0.replace_all: Input should be a valid boolean." + E,
+    ),
     ({"tool": "write", "path": "a"}, "invalid request: content: Field required." + W),
-    ({"tool": "write", "path": "a", "content": None}, "invalid request: content: Input should be a valid string." + W),
-    ({"tool": "write", "path": "a", "content": "x", "line_ending": "cr"}, "invalid request: line_ending: Input should be 'lf' or 'crlf'." + W),
-    ({"tool": "read", "path": "a", "offset": 0}, "invalid request: offset: Input should be greater than or equal to 1." + R),
-    ({"tool": "read", "path": "a", "offset": None, "limit": "3"}, "invalid request: offset: Input should be a valid integer; limit: Input should be a valid integer." + R),
-    ({"tool": "read", "path": "a", "limit": 1.0}, "invalid request: limit: Input should be a valid integer." + R),
-    ({"tool": "delete", "path": "a", "content": "x"}, "invalid request: content: Extra inputs are not permitted." + D),
+    (
+        {"tool": "write", "path": "a", "content": None},
+        "invalid request: content: Input should be a valid string." + W,
+    ),
+    (
+        {"tool": "write", "path": "a", "content": "x", "line_ending": "cr"},
+        "invalid request: line_ending: Input should be 'lf' or 'crlf'." + W,
+    ),
+    (
+        {"tool": "read", "path": "a", "offset": 0},
+        "invalid request: offset: Input should be greater than or equal to 1." + R,
+    ),
+    (
+        {"tool": "read", "path": "a", "offset": None, "limit": "3"},
+        "invalid request: offset: Input should be a valid integer; limit: Input should be a valid integer."
+        + R,
+    ),
+    (
+        {"tool": "read", "path": "a", "limit": 1.0},
+        "invalid request: limit: Input should be a valid integer." + R,
+    ),
+    (
+        {"tool": "delete", "path": "a", "content": "x"},
+        "invalid request: content: Extra inputs are not permitted." + D,
+    ),
     ({"tool": "apply_patch"}, "invalid request: patch: Field required." + P),
-    ({"tool": "apply_patch", "patch": 1, "path": "x"}, "invalid request: patch: Input should be a valid string; path: Extra inputs are not permitted." + P),
-    ({"tool": "edit", "path": "a"}, 'missing field old_string and new_string; an edit needs old_string and new_string (or a list of edits), e.g. {"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}'),
-    ({"tool": "edit", "path": "a", "edits": [{"old_string": "a", "new_string": "b"}], "old_string": "x"}, "give either old_string/new_string/replace_all or edits, not both"),
-    ({"tool": "edit", "path": "", "old_string": "a", "new_string": "b"}, "path is empty; name a file relative to the root"),
-    ({"tool": "nope"}, 'unknown tool \'nope\'; use "edit", "apply_patch", "write", "delete" or "read", e.g. {"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}'),
-    ([1], 'a request must be a JSON object, like {"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}'),
+    (
+        {"tool": "apply_patch", "patch": 1, "path": "x"},
+        "invalid request: patch: Input should be a valid string; path: Extra inputs are not permitted."
+        + P,
+    ),
+    (
+        {"tool": "edit", "path": "a"},
+        'missing field old_string and new_string; an edit needs old_string and new_string (or a list of edits), e.g. {"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}',
+    ),
+    (
+        {
+            "tool": "edit",
+            "path": "a",
+            "edits": [{"old_string": "a", "new_string": "b"}],
+            "old_string": "x",
+        },
+        "give either old_string/new_string/replace_all or edits, not both",
+    ),
+    (
+        {"tool": "edit", "path": "", "old_string": "a", "new_string": "b"},
+        "path is empty; name a file relative to the root",
+    ),
+    (
+        {"tool": "nope"},
+        'unknown tool \'nope\'; use "edit", "apply_patch", "write", "delete" or "read", e.g. {"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}',
+    ),
+    (
+        [1],
+        'a request must be a JSON object, like {"tool": "edit", "path": "src/app.py", "old_string": "...", "new_string": "..."}',
+    ),
 ]
 
 
@@ -147,8 +244,14 @@ def test_a_threshold_is_read_as_a_number(threshold: Any, read: float) -> None:
 def test_each_tool_is_read_into_its_engine_request() -> None:
     kinds = {
         "edit": (ED, EditRequest),
-        "apply_patch": ({"tool": "apply_patch", "patch": "*** Begin Patch\n*** End Patch", "turn": 3}, PatchRequest),
-        "write": ({"tool": "write", "path": "a", "content": "x", "line_ending": "crlf"}, WriteRequest),
+        "apply_patch": (
+            {"tool": "apply_patch", "patch": "*** Begin Patch\n*** End Patch", "turn": 3},
+            PatchRequest,
+        ),
+        "write": (
+            {"tool": "write", "path": "a", "content": "x", "line_ending": "crlf"},
+            WriteRequest,
+        ),
         "delete": ({"tool": "delete", "path": "a"}, DeleteRequest),
         "read": ({"tool": "read", "path": "a", "offset": 5}, ReadRequest),
     }
@@ -159,12 +262,16 @@ def test_each_tool_is_read_into_its_engine_request() -> None:
         assert turn == obj.get("turn")
     read, _ = parse_request(kinds["read"][0])
     assert (read.offset, read.limit) == (5, 2000)
-    batch, _ = parse_request({"tool": "edit", "path": "a", "edits": [{"old_string": "a", "new_string": "b"}]}, 0.5)
+    batch, _ = parse_request(
+        {"tool": "edit", "path": "a", "edits": [{"old_string": "a", "new_string": "b"}]}, 0.5
+    )
     assert isinstance(batch, EditRequest) and batch.batch and batch.threshold == 0.5
 
 
 @given(requests(), st.sampled_from([None, 0.5]))
-def test_a_request_is_read_or_refused_and_the_schema_says_which(obj: Any, default: float | None) -> None:
+def test_a_request_is_read_or_refused_and_the_schema_says_which(
+    obj: Any, default: float | None
+) -> None:
     """Nothing but a RequestError escapes; and a request the schema describes is one the
     reader takes (the schema is drawn from the reader's own table) — unless its text holds
     what no text holds, or it is an edit that does not say either old and new strings or

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from redline.hooks.ledger import Ledger
 
 
-
 def head_policy(repo: pygit2.Repository, ledger: Ledger) -> Policy:
     """HEAD's policy, with what unapproved agent edits of it took away (hooks.mainline):
     what ``redline review`` judges by."""

@@ -253,8 +253,7 @@ def _check_item(item: EditItem) -> None:
     if not item.old_string:
         raise _Refused(
             "invalid",
-            "old_string is empty; give the text to replace (to create a file, use the write "
-            "tool)",
+            "old_string is empty; give the text to replace (to create a file, use the write tool)",
         )
 
 

@@ -347,9 +347,7 @@ def _place(
     for i, at in enumerate(anchors):
         until = anchors[i + 1] if i + 1 < len(anchors) else len(contents)
         try:
-            placed = _place_body(
-                lines, hunk, old, at + 1, until, cursor, number, total, path, True
-            )
+            placed = _place_body(lines, hunk, old, at + 1, until, cursor, number, total, path, True)
         except HunkError:
             continue
         if placed is not None:

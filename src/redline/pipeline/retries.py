@@ -4,7 +4,7 @@ A ``--jsonl`` stream or a daemon session counts the failed edits of a file
 within a turn in memory (``engine.hints``). An agent that starts one ``redline
 apply`` per edit would lose that count between calls, so an edit that names
 its ``turn`` keeps it in a small state file in the user's cache folder
-(``redline.cachedir``: ``retries/<key>.json``, one file per root, keyed by the
+(``redline.userdirs``: ``retries/<key>.json``, one file per root, keyed by the
 root's resolved path). Edits without a turn are counted within the process
 only: across calls nothing says that two of them belong to one turn.
 
@@ -76,9 +76,9 @@ class KeptHints:
     def _file(self) -> Path:
         folder = self._folder
         if folder is None:
-            from redline.cachedir import cache_dir
+            from redline.userdirs import user_cache_dir
 
-            folder = cache_dir() / FOLDER
+            folder = user_cache_dir() / FOLDER
         return folder / f"{zlib.crc32(self.root.encode('utf-8', 'surrogateescape')):08x}.json"
 
     def _save(self, kept: dict[str, list[Any]]) -> None:

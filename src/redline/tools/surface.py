@@ -51,6 +51,7 @@ class ToolSettings(Protocol):
         self, setting: Any, model: str | None, provider: str | None
     ) -> Override | None: ...
 
+
 ENDPOINTS = ("responses", "chat", "anthropic")
 PATCH_NATIVE_NAMES = frozenset({"codex-auto-review"})
 # "gpt-5", "gpt-5-mini", "gpt-5.5", "gpt-6-astra", "gpt-12"…: a major version >= 5.

@@ -1,4 +1,4 @@
-"""redline.cachedir: the user's cache folder, from the environment on Linux (no platformdirs
+"""redline.userdirs.user_cache_dir: the user's cache folder, from the environment on Linux (no platformdirs
 import on the way: ``redline apply`` keeps retry state there)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.cachedir import cache_dir
+from redline.userdirs import user_cache_dir
 
 
 @pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="the XDG rule")
@@ -18,16 +18,16 @@ def test_xdg_cache_home_when_absolute_else_the_home_cache(
 ) -> None:
     home = Path.home()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "c"))
-    assert cache_dir() == tmp_path / "c" / "redline"
+    assert user_cache_dir() == tmp_path / "c" / "redline"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # invalid (the XDG spec)
-    assert cache_dir() == home / ".cache" / "redline"
+    assert user_cache_dir() == home / ".cache" / "redline"
     monkeypatch.delenv("XDG_CACHE_HOME")
-    assert cache_dir() == home / ".cache" / "redline"
+    assert user_cache_dir() == home / ".cache" / "redline"
 
 
 @pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="the XDG rule")
 def test_finding_it_imports_no_platformdirs() -> None:
-    code = "import sys; from redline.cachedir import cache_dir; cache_dir(); "
+    code = "import sys; from redline.userdirs import user_cache_dir; user_cache_dir(); "
     code += "print('platformdirs' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False", done.stderr

@@ -40,3 +40,23 @@ def test_an_external_change_made_just_before_a_request_is_committed_before_its_e
     assert gm.git("status", "--porcelain", "--untracked-files=all", cwd=worktree) == ""
     listed = gm.git("ls-tree", "-r", "--name-only", "redline/s")
     assert ".redline-barrier" not in listed
+
+
+def test_a_barrier_left_by_a_killed_daemon_is_removed_when_the_session_is_watched_again(
+    gm: GitMode,
+) -> None:
+    # A daemon killed between making its barrier file and removing it leaves the file in
+    # the worktree; the next daemon removes it as it watches the session.
+    gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
+    with Client(gm.socket()) as conn:
+        worktree = Path(conn.call("session.open", {"name": "s"})["worktree"])
+    gm.cli.ok("daemon", "stop", "--repo", str(gm.repo))
+    (worktree / ".redline-barrier-0123456789ab").write_bytes(b"")
+    gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
+    with Client(gm.socket()) as conn:  # the daemon resumes the open session
+        answer = conn.call(
+            "apply",
+            {"session": "s", "request": {"tool": "write", "path": "g.txt", "content": "1\n"}},
+        )
+        assert answer["status"] == "applied", answer
+    assert gm.git("status", "--porcelain", "--untracked-files=all", cwd=worktree) == ""

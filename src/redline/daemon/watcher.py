@@ -9,6 +9,7 @@ changes.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -103,6 +104,19 @@ class _Handler(FileSystemEventHandler):
             self.dirty.add(rel)
 
 
+def _remove_stale_barriers(root: Path) -> None:
+    """Remove barrier files a daemon killed between making one and removing it left in
+    the worktree (they are never committed, but ``git status`` would show them)."""
+    try:
+        names = [entry.name for entry in os.scandir(root) if is_barrier(entry.name)]
+    except OSError:
+        return
+    for name in names:
+        # gone already, or a read-only worktree: nothing to do
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(root, name))
+
+
 class Watcher:
     """One observer thread for all of a daemon's session worktrees."""
 
@@ -129,6 +143,7 @@ class Watcher:
             self._observer.start()
             self._started = True
         self._dirty[name] = dirty
+        _remove_stale_barriers(root)
         try:
             handler = _Handler(root, dirty)
             self._watches[name] = self._observer.schedule(

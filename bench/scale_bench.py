@@ -27,7 +27,7 @@ example ``/work/main/src``), alternating — starts a daemon running that code
    after a small tolerant edit has imported the tolerant tiers' libraries (the
    daemon imports them when requests first pause; that edit's time is printed
    too): the first request on the file's content and the next one on the same
-   content.
+   content, wall time and the process's CPU time (steadier on a busy machine).
 
 Prints each figure per code and the ratios; exit status 0 unless it crashes.
 """
@@ -205,12 +205,14 @@ t = time.perf_counter()
 assert apply_edit(code(300).encode(), request(100)).result.status == "applied"
 imports = (time.perf_counter() - t) * 1000
 out = []
+cpu = []
 for start in (50_000, 83_000):
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     answer = apply_edit(data, request(start))
     out.append((time.perf_counter() - t) * 1000)
+    cpu.append((time.process_time() - c) * 1000)
     assert answer.result.status == "applied", answer.result
-print(imports, out[0], out[1])
+print(imports, out[0], out[1], cpu[0], cpu[1])
 """
 
 
@@ -225,7 +227,7 @@ def measure_guard(bench: Bench, repo: Path, runs: int) -> float:
     return float(done.stdout.split()[-1])
 
 
-def measure_fuzzy(bench: Bench) -> tuple[float, float, float]:
+def measure_fuzzy(bench: Bench) -> tuple[float, ...]:
     tests = Path(__file__).resolve().parent.parent / "tests"
     done = subprocess.run(
         [sys.executable, "-c", FUZZY_SCRIPT, str(tests)],
@@ -233,8 +235,7 @@ def measure_fuzzy(bench: Bench) -> tuple[float, float, float]:
         capture_output=True,
         check=True,
     )
-    imports, first, again = done.stdout.split()[-3:]
-    return float(imports), float(first), float(again)
+    return tuple(float(figure) for figure in done.stdout.split()[-5:])
 
 
 def one_round(src: Path, base: Path, repo: Path, dirs: int, args: argparse.Namespace) -> Any:
@@ -283,7 +284,7 @@ def main() -> None:
     target.write_text(target.read_text() + "# staged for the guard\n")
     subprocess.run(["git", "-C", str(repo), "add", "d000/m000.py"], check=True)
     guards: dict[str, list[float]] = {label: [] for label, _ in srcs}
-    fuzzy: dict[str, list[tuple[float, float, float]]] = {label: [] for label, _ in srcs}
+    fuzzy: dict[str, list[tuple[float, ...]]] = {label: [] for label, _ in srcs}
     for _ in range(args.rounds):
         for label, src in srcs:  # alternating, so both see the same load
             bench = Bench(Path(tempfile.mkdtemp(dir=base, prefix="env-")), src)
@@ -293,9 +294,9 @@ def main() -> None:
     subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--", "d000/m000.py"], check=True)
     for label, _ in srcs:
         results[label]["guard_hook_p50_ms"] = statistics.median(guards[label])
-        results[label]["fuzzy_imports_ms"] = statistics.median(i for i, _, _ in fuzzy[label])
-        results[label]["fuzzy_first_ms"] = statistics.median(f for _, f, _ in fuzzy[label])
-        results[label]["fuzzy_same_content_ms"] = statistics.median(a for _, _, a in fuzzy[label])
+        names = ("imports", "first", "same_content", "first_cpu", "same_content_cpu")
+        for n, name in enumerate(names):
+            results[label][f"fuzzy_{name}_ms"] = statistics.median(f[n] for f in fuzzy[label])
         print(label, json.dumps(results[label]), flush=True)
     for label, src in srcs:
         if args.skip_daemon:

@@ -161,6 +161,31 @@ def test_a_checkout_cut_short_is_done_again_when_the_daemon_starts(gm: GitMode) 
     assert clean(gm, worktree) == ""
 
 
+def test_the_daemon_never_sets_the_process_umask_while_a_checkout_runs(
+    gm: GitMode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The umask is the whole process's. The daemon used to set 0177 for a moment to
+    # make its socket, while git, started on another thread to check a cut-short
+    # worktree out again, could be creating files: a script lost its executable bit
+    # and the session's first request committed that as an external change.
+    set_to: list[int] = []
+    real_umask = os.umask
+
+    def recording(mask: int) -> int:
+        set_to.append(mask)
+        return real_umask(mask)
+
+    monkeypatch.setattr(os, "umask", recording)
+    repo, layout = main_repository(gm.repo)
+    session = open_session(repo, layout, "s", None, background=True)
+
+    code, answer = gm.cli.apply("s", edit("a.py", "'Hello, '", "'Hi, '"))
+
+    assert code == 0 and [c["source"] for c in answer["commits"]] == ["agent"], answer
+    assert set_to == []
+    assert os.access(Path(session.worktree) / "tool.sh", os.X_OK)
+
+
 def test_the_command_answers_at_once_and_full_waits_quietly_when_piped(slow: GitMode) -> None:
     gm = slow
     started = time.monotonic()

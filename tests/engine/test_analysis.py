@@ -9,7 +9,7 @@ least recently used first.
 from __future__ import annotations
 
 from perturbations import code, with_slip
-from redline.engine.analysis import ANALYSES, SMALLEST, Analyses
+from redline.engine.analysis import ANALYSES, SMALLEST, Analyses, characters
 from redline.engine.edit import EditItem, EditRequest, apply_edit
 
 LINES = 3_000  # ~170,000 characters: past SMALLEST
@@ -68,3 +68,10 @@ def test_the_least_recently_used_text_goes_first_past_the_bound() -> None:
     analysed("short")  # under `smallest`: made each time, never kept
     analysed("short")
     assert made[-2:] == ["short", "short"]
+
+
+def test_the_characters_of_a_large_text_are_its_set() -> None:
+    plain = code(LINES)
+    marked = plain + "“quoted” – ünïcödé 你好 🙂\u200b"
+    for text in (plain, marked, "short “text”"):
+        assert characters(text) == frozenset(text)

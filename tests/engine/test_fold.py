@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from itertools import pairwise
 
 import pytest
@@ -10,7 +11,13 @@ from hypothesis import strategies as st
 
 from redline.engine import fold as fold_module
 from redline.engine.edit import EditItem, EditRequest, apply_edit
-from redline.engine.fold import Folded, fold_punctuation, fold_whitespace, punctuation_key
+from redline.engine.fold import (
+    Folded,
+    compact_key,
+    fold_punctuation,
+    fold_whitespace,
+    punctuation_key,
+)
 from redline.engine.invisible import clean
 from redline.engine.match import FileView, match_chain
 
@@ -455,3 +462,38 @@ def test_folding_in_pieces_gives_the_same_text(text: str) -> None:
     finally:
         fold_module._PIECE = saved
     assert pieces == whole
+
+
+# --- whole-file passes ---------------------------------------------------------------
+
+_SPACES_AND_TEXT = st.text(
+    alphabet=st.sampled_from(
+        list(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1fab,(){}\u00a0\u3000\u2028\u200b\x85é”")
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=300)
+@given(_SPACES_AND_TEXT, st.booleans())
+def test_without_spaces_removes_what_the_whitespace_regex_removes(text: str, ascii: bool) -> None:
+    if ascii:
+        text = text.encode("ascii", "ignore").decode("ascii")
+    assert fold_module.without_spaces(text) == re.sub(r"\s+", "", text)
+    assert fold_whitespace(text).text == re.sub(r"\s+", "", text)
+
+
+def test_without_spaces_of_a_long_text_folds_it_in_pieces_alike() -> None:
+    text = "x = 1\u3000 # é\n\tb ( c )\r\n" * 20_000  # past the piece size, not ASCII
+    assert len(text) > 4 * (1 << 16)
+    assert fold_module.without_spaces(text) == re.sub(r"\s+", "", text)
+
+
+@settings(max_examples=300)
+@given(_SPACES_AND_TEXT)
+def test_compact_lines_gives_each_lines_compact_key(text: str) -> None:
+    plain = text.encode("ascii", "ignore").decode("ascii")
+    compact = fold_module.compact_lines(plain)
+    assert compact is not None
+    assert compact.split("\n") == [compact_key(line) for line in plain.split("\n")]
+    assert fold_module.compact_lines(plain + "é") is None  # other texts are folded whole

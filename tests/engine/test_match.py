@@ -183,9 +183,13 @@ def test_fuzzy_blocks_equal_but_for_their_spacing_are_ambiguous() -> None:
     ]
 
 
-def test_fuzzy_blocks_of_several_lines_equal_but_for_indentation_are_ambiguous() -> None:
+@pytest.mark.parametrize("other", ["", "# café\n"], ids=["ascii", "not-ascii"])
+def test_fuzzy_blocks_of_several_lines_equal_but_for_indentation_are_ambiguous(
+    other: str,
+) -> None:
+    # An ASCII file's twins are found line by line, any other file's in its whole fold.
     block = "if ready:\n    process(event.payload)\n    return True\n"
-    text = "def a():\n" + block.replace("\n    ", "\n        ") + "\n" + block
+    text = other + "def a():\n" + block.replace("\n    ", "\n        ") + "\n" + block
     found = chain(text, "  if ready:\n      process(event.paylod)\n      return True\n")
     assert found.match_type in ("fuzzy", "line_fuzzy")
     assert len(found.spans) == 2

@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from pygit2.enums import SortMode
 
 from gitmode_fixtures import git, rev, write
 from redline.gitops.errors import SessionError
-from redline.gitops.history import open_sessions, session_history
+from redline.gitops.history import commits, open_sessions, session_history
 from redline.gitops.repo import main_repository
 from redline.gitops.session import close_session, open_session
 
@@ -131,3 +132,38 @@ def test_each_edit_says_its_state_and_what_it_tolerated(repo: Path) -> None:
         (squash, "flag1", "approved"),
         (squash, "clean1", "clean"),
     ]
+
+
+def test_a_session_merged_with_its_base_lists_its_commits_up_to_the_base(repo: Path) -> None:
+    # The base's later commits merged into the session: listed up to the first commit the
+    # base reaches, newest first, as a walk that asks each commit would list them.
+    handle, layout = main_repository(repo)
+    session = open_session(handle, layout, "s", None)
+    wt = Path(session.worktree)
+    first = commit(wt, "x.txt")
+    on_main = commit(repo, "m.txt")
+    git(wt, "merge", "-q", "--no-edit", "main")
+    merged = rev(wt, "HEAD")
+    last = commit(wt, "y.txt")
+
+    listed = [c.id for c in commits(handle, session.branch, session.base)]
+    asked = []
+    for found in handle.walk(handle.references[session.branch].target, SortMode.TOPOLOGICAL):
+        if str(found.id) == session.base or handle.descendant_of(session.base, found.id):
+            break
+        asked.append(found.id)
+
+    assert listed == asked
+    assert [str(c) for c in listed][:2] == [last, merged]
+    assert first in {str(c) for c in listed} and on_main != str(listed[-1])
+
+
+def test_a_session_of_many_commits_is_listed_newest_first(repo: Path) -> None:
+    handle, layout = main_repository(repo)
+    session = open_session(handle, layout, "s", None)
+    wt = Path(session.worktree)
+    made = [commit(wt, f"f{i}.txt") for i in range(40)]
+
+    listed = commits(handle, session.branch, session.base)
+
+    assert [str(c.id) for c in listed] == made[::-1]

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
 import sys
 import threading
 import time
@@ -148,16 +149,12 @@ class Server:
         self._stopping = asyncio.Event()
         if self.socket_path.exists() or self.socket_path.is_symlink():
             self.socket_path.unlink()
-        old_umask = os.umask(0o177)
-        try:
-            # limit: readuntil() returns a line whose newline is at most MAX_MESSAGE
-            # bytes in, so a message of MAX_MESSAGE bytes is read and one more is not.
-            server = await asyncio.start_unix_server(
-                self._handle, path=str(self.socket_path), limit=MAX_MESSAGE, backlog=BACKLOG
-            )
-        finally:
-            os.umask(old_umask)
-        os.chmod(self.socket_path, 0o600)
+        listening = _private_socket(self.socket_path)
+        # limit: readuntil() returns a line whose newline is at most MAX_MESSAGE
+        # bytes in, so a message of MAX_MESSAGE bytes is read and one more is not.
+        server = await asyncio.start_unix_server(
+            self._handle, sock=listening, limit=MAX_MESSAGE, backlog=BACKLOG
+        )
         self._socket_id = _file_id(self.socket_path)
         log.info("listening on %s", self.socket_path)
         idle = asyncio.create_task(self._idle_watch())
@@ -338,6 +335,29 @@ class Server:
             QUIET_DELAY,
             lambda: loop.run_in_executor(self.worker, self.service.when_quiet),
         )
+
+
+def _private_socket(path: Path) -> socket.socket:
+    """A Unix socket bound at ``path``, mode 0600, not yet listening.
+
+    Made private without touching the process umask: the umask is the whole
+    process's, and a thread that creates a file meanwhile — git checking a
+    session's worktree out, started a moment earlier — would create it with
+    this socket's mode (a checked-out script lost its executable bit). On
+    Linux the mode given to the socket before ``bind`` is the file's; elsewhere
+    the file is tightened right after, inside the daemon's own 0700 folder
+    (daemon.paths), which no other user can enter meanwhile.
+    """
+    listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        with contextlib.suppress(OSError):
+            os.fchmod(listening.fileno(), 0o600)
+        listening.bind(str(path))
+        os.chmod(path, 0o600)
+    except BaseException:
+        listening.close()
+        raise
+    return listening
 
 
 def _file_id(path: Path) -> tuple[int, int] | None:

@@ -67,3 +67,17 @@ class Analyses:
 
 
 ANALYSES = Analyses()
+
+
+def characters(text: str) -> frozenset[str]:
+    """The characters ``text`` contains (``frozenset(text)``, counted in numpy past
+    :data:`SMALLEST` characters: a 6 MB file's set took 60 ms in Python)."""
+    if len(text) < SMALLEST:
+        return frozenset(text)
+    import numpy as np
+
+    if text.isascii():
+        codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    else:
+        codes = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
+    return frozenset(map(chr, np.flatnonzero(np.bincount(codes)).tolist()))

@@ -322,7 +322,7 @@ def _locate(
         return _Replacement(span, item.new_string, chain.match_type)
     # Loaded here: a stream of exact edits starts without the merge machinery.
     from redline.engine import indent
-    from redline.engine.analysis import ANALYSES
+    from redline.engine.analysis import ANALYSES, characters
     from redline.engine.merge import adapt
 
     try:
@@ -334,7 +334,7 @@ def _locate(
             line_start=span.start == 0 or text[span.start - 1] == "\n",
             line_end=span.end == len(text) or text[span.end - 1 : span.end + 1].count("\n") > 0,
             style=ANALYSES.of(view.text, "style", lambda: indent.style(view.lines)),
-            file_chars=frozenset(text),
+            file_chars=ANALYSES.of(text, "characters", lambda: characters(text)),
         )
     except TooDifferent:
         # More than one line really differs: the nearest block is another block.

@@ -157,7 +157,31 @@ def fold_punctuation(text: str) -> Folded:
 
 
 def fold_whitespace(text: str) -> Folded:
-    return Folded(text, text, _delete(text, (_WHITESPACE,)), (_WHITESPACE,), "whitespace")
+    return Folded(text, text, without_spaces(text), (_WHITESPACE,), "whitespace")
+
+
+# The ASCII characters re's \s and str.isspace() take for whitespace (the same set).
+_ASCII_SPACES = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+_ASCII_SPACES_BUT_NEWLINE = _ASCII_SPACES.replace(b"\n", b"")
+
+
+def without_spaces(text: str) -> str:
+    """``text`` with every whitespace character removed (``re.sub(r"\\s+", "", text)``).
+
+    An ASCII text, as most source files are, is stripped byte-wise in one pass:
+    a whole-file fold of a 100,000-line file took a tenth of a second by regex.
+    """
+    if text.isascii():
+        return text.encode("ascii").translate(None, _ASCII_SPACES).decode("ascii")
+    return "".join("".join(piece.split()) for piece in _pieces(text))
+
+
+def compact_lines(text: str) -> str | None:
+    """An ASCII ``text`` with the whitespace of each line removed, its newlines kept:
+    line by line what :func:`compact_key` gives, in one pass (None for other texts)."""
+    if not text.isascii():
+        return None
+    return text.encode("ascii").translate(None, _ASCII_SPACES_BUT_NEWLINE).decode("ascii")
 
 
 _UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"

@@ -11,15 +11,24 @@ All positions are offsets into the LF view of the file.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
+from typing import Any
 
 from redline.engine import budget, similarity
 from redline.engine.analysis import ANALYSES
 from redline.engine.budget import TooLarge
-from redline.engine.fold import Folded, fold_punctuation, fold_whitespace
+from redline.engine.fold import (
+    Folded,
+    compact_lines,
+    fold_punctuation,
+    fold_whitespace,
+    punctuation_key,
+    without_spaces,
+)
 from redline.engine.match_types import SIMILARITY, MatchType, chain, confidences
 
 # The edit tool's fixed confidences (engine.match_types: one table of every tier).
@@ -85,7 +94,7 @@ class FileView:
     @cached_property
     def offsets(self) -> list[int]:
         """Start offset of every line, plus one past the end."""
-        return [0, *accumulate(len(line) + 1 for line in self.lines)]
+        return list(accumulate(map(_PLUS_ONE, map(len, self.lines)), initial=0))
 
     def fold(self, kind: str) -> Folded:
         if kind not in self._folds:
@@ -98,6 +107,8 @@ class FileView:
 
     def line_of(self, pos: int) -> int:
         """0-based line index of offset ``pos``."""
+        if "offsets" in self.__dict__:  # made already: a search, not a count up to pos
+            return bisect_right(self.offsets, pos) - 1
         return self.text.count("\n", 0, pos)
 
     def block_end(self, last_line: int, with_newline: bool) -> int:
@@ -106,6 +117,9 @@ class FileView:
         if with_newline and last_line < len(self.lines) - 1:
             end += 1
         return end
+
+
+_PLUS_ONE = (1).__add__  # a line's length with its newline, counted in C
 
 
 def _fold_parts(folded: Folded) -> tuple[str, str, tuple[re.Pattern[str], ...], str]:
@@ -194,7 +208,13 @@ def _punctuation(view: FileView, old: str) -> list[Span]:
     # A line-starting old_string never matches after part of a line's indentation
     # (it would leave the rest of the indentation in front of the replacement), and a
     # line-terminated one never matches part of a longer line.
-    spans = _folded_tier(view, old, "punctuation", fold_punctuation(old))
+    needle = fold_punctuation(old)
+    if view.text.isascii() and without_spaces(needle.text) not in view.fold("whitespace").text:
+        # The punctuation fold of an ASCII file only deletes spaces: a needle it holds is
+        # in the file with every space removed too. That fold is the whitespace tier's
+        # (kept per content), and cheaper than this one, which is not made for nothing.
+        return []
+    spans = _folded_tier(view, old, "punctuation", needle)
     return [s for s in spans if _whole_lines(view.text, s, old)]
 
 
@@ -288,29 +308,24 @@ def _twins(view: FileView, best: Span) -> list[Span]:
     first, last = view.line_of(best.start), view.line_of(max(best.start, best.end - 1))
     if view.offsets[first] != best.start:
         return []  # part of a line: its twins are not whole lines
-    folded = view.fold("punctuation").text.split("\n")
-    if len(folded) != len(view.lines):
+    lines = _FoldedLines(view)
+    if lines.count != len(view.lines):
         return []
-    keys: dict[int, str] = {}
-
-    def key(i: int) -> str:
-        if i not in keys:
-            keys[i] = "".join(folded[i].split())
-        return keys[i]
-
+    key = lines.key
     quoted = [key(i) for i in range(first, last + 1) if key(i)]
     if not quoted:
         return []
     piece = max(
-        folded[first + next(k for k in range(last - first + 1) if key(first + k))].split(), key=len
+        lines.line(first + next(k for k in range(last - first + 1) if key(first + k))).split(),
+        key=len,
     )
     ends_line = view.text[best.end - 1 : best.end] == "\n"
     twins: list[Span] = []
-    for i, line in enumerate(folded):
-        if piece not in line or first <= i <= last or key(i) != quoted[0]:
+    for i in lines.keyed(quoted[0], piece):
+        if first <= i <= last:
             continue
         j, n = i, 0
-        while j < len(folded) and n < len(quoted):
+        while j < lines.count and n < len(quoted):
             if key(j):
                 if key(j) != quoted[n]:
                     break
@@ -321,6 +336,58 @@ def _twins(view: FileView, best: Span) -> list[Span]:
             if not span.overlaps(best) and not any(span.overlaps(t) for t in twins):
                 twins.append(span)
     return twins
+
+
+class _FoldedLines:
+    """The punctuation-folded lines of a file, and each one's compact key (its folded
+    text without spaces), for :func:`_twins`.
+
+    An ASCII file is not folded whole: its fold only deletes spaces, so a line's key
+    is the line without its whitespace, and the lines with a given key are found in
+    one byte-wise pass over the file; a line is folded when it is looked at. Any
+    other file is folded whole (the fold is kept per content).
+    """
+
+    def __init__(self, view: FileView) -> None:
+        self._lines = view.lines
+        self._compact = compact_lines(view.text)  # the keys, a line each, or None
+        self._folded: list[str] | None = None
+        if self._compact is None:
+            self._folded = view.fold("punctuation").text.split("\n")
+            self.count = len(self._folded)
+        else:
+            self.count = self._compact.count("\n") + 1
+        self._keys: dict[int, str] = {}
+
+    def line(self, i: int) -> str:
+        if self._folded is not None:
+            return self._folded[i]
+        return punctuation_key(self._lines[i])
+
+    def key(self, i: int) -> str:
+        if i not in self._keys:
+            self._keys[i] = "".join(self.line(i).split())
+        return self._keys[i]
+
+    def keyed(self, wanted: str, piece: str) -> list[int]:
+        """The lines whose key is ``wanted`` and whose folded text holds ``piece``, in order."""
+        if self._folded is not None:
+            return [
+                i for i, line in enumerate(self._folded) if piece in line and self.key(i) == wanted
+            ]
+        assert self._compact is not None
+        found: list[int] = []
+        # In "\n" + keys + "\n", the k-th newline comes before line k.
+        text, needle = f"\n{self._compact}\n", f"\n{wanted}\n"
+        line = counted = 0
+        at = text.find(needle)
+        while at >= 0:
+            line += text.count("\n", counted, at)
+            counted = at
+            if piece in self.line(line):
+                found.append(line)
+            at = text.find(needle, at + 1)
+        return found
 
 
 class _Fuzzy:
@@ -348,8 +415,7 @@ class _Fuzzy:
         total = len(self.view.lines)
         estimate = similarity.window_means(self.scores.best, min(n, total))
         floor = 0.0 if len(estimate) == 0 else float(estimate.max()) - _PREFILTER_SLACK
-        starts = sorted(range(len(estimate)), key=lambda i: -float(estimate[i]))
-        starts = [i for i in starts[:_MAX_FUZZY_CANDIDATES] if estimate[i] >= floor]
+        starts = [i for i in _best_first(estimate) if estimate[i] >= floor]
         windows: list[tuple[int, int, int]] = []  # (start line, start, end)
         for i in starts:
             for size in (n - 1, n, n + 1):
@@ -370,9 +436,8 @@ class _Fuzzy:
     def _fragment_windows(self) -> list[Span]:
         lines = self.view.lines
         scores = similarity.partial_scores(self.old, lines)
-        order = sorted(range(len(lines)), key=lambda j: -float(scores[j]))
         spans: list[Span] = []
-        for j in order[:_MAX_FUZZY_CANDIDATES]:
+        for j in _best_first(scores):
             if scores[j] <= 0:
                 break
             refined = _refine(self.old, lines[j])
@@ -393,15 +458,23 @@ class _Fuzzy:
         means = self.scores.means
         if len(means) == 0:
             return []
-        order = sorted(range(len(means)), key=lambda i: -float(means[i]))
         return [
             Span(
                 self.view.offsets[i],
                 self.view.block_end(i + n - 1, self.with_newline),
                 float(means[i]),
             )
-            for i in order[:_MAX_FUZZY_CANDIDATES]
+            for i in _best_first(means)
         ]
+
+
+def _best_first(scores: Any) -> list[int]:
+    """The indices of the :data:`_MAX_FUZZY_CANDIDATES` highest ``scores`` (a numpy
+    array), highest first, equal ones in index order (as a stable sort of all gives)."""
+    import numpy as np
+
+    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+    return [int(i) for i in order[:_MAX_FUZZY_CANDIDATES]]
 
 
 def _cuts_a_word(line: str, at: int) -> bool:

@@ -87,9 +87,15 @@ def commits(repo: pygit2.Repository, branch: str, base: str) -> list[pygit2.Comm
     if tip is None:
         return []
     start = pygit2.Oid(hex=base)
+    # The commits ``base`` does not reach, found in one walk: asking of each commit
+    # whether it is an ancestor of ``base`` walked the history again for each one
+    # (10 s for a session of 500 commits, minutes for 6,400).
+    beyond = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL)
+    beyond.hide(start)
+    after_base = {commit.id for commit in beyond}
     out = []
     for commit in repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL):
-        if commit.id == start or repo.descendant_of(start, commit.id):
+        if commit.id not in after_base:  # ``base`` itself or one of its ancestors
             break
         out.append(commit)
     return out

@@ -29,6 +29,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from redline.fsops.atomic import umask
+
 KEEP = 1024  # about 170 edits' worth: a burst of requests is served from the pool
 PAUSE = 0.2  # seconds without a request before the pool is topped up
 RETRY = 5.0  # seconds before trying again to make spares after a failure (a full disk)
@@ -68,8 +70,9 @@ class SparePool:
 
     def start(self) -> None:
         """Adopt the spares a previous daemon left and start topping the pool up."""
-        self._umask = os.umask(0o022)  # read it once, while the daemon is starting
-        os.umask(self._umask)
+        # Read once, without setting it: the umask is the whole process's, and another
+        # thread's file made while it was changed would take the wrong mode.
+        self._umask = umask()
         # Private, like every file of the daemon's: tightened when an older version
         # left the pool's folder 0755.
         for folder in (self.folder, *self._bins):

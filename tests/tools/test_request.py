@@ -183,7 +183,7 @@ ERRORS: list[tuple[Any, str]] = [
         + R,
     ),
     (
-        {"tool": "read", "path": "a", "limit": 1.0},
+        {"tool": "read", "path": "a", "limit": 1.5},
         "invalid request: limit: Input should be a valid integer." + R,
     ),
     (
@@ -327,3 +327,13 @@ def test_a_patch_sent_as_input_names_the_freeform_setting() -> None:
     # With the patch given too, it is an ordinary unknown field.
     with pytest.raises(RequestError, match="input: Extra inputs are not permitted"):
         parse_request({**obj, "patch": "*** Begin Patch\n*** End Patch"})
+
+
+def test_a_whole_number_written_with_a_point_is_the_integer_the_schema_allows() -> None:
+    # JSON Schema's "integer" takes 5.0 (a number with no fractional part), so the reader
+    # does too; 5.5 is still refused.
+    read, turn = parse_request({"tool": "read", "path": "a.py", "offset": 5.0, "turn": 0.0})
+    assert (read.offset, turn) == (5, 0)
+    assert type(read.offset) is int and type(turn) is int
+    with pytest.raises(RequestError, match="valid integer"):
+        parse_request({"tool": "read", "path": "a.py", "offset": 5.5})

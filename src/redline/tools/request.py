@@ -273,12 +273,14 @@ def _value(field: Field, value: Any, at: tuple[str | int, ...], problems: list[P
             problems.append((at, "Input should be a valid boolean"))
         return value
     if kind == "count":
+        value = _integral(value)
         if type(value) is not int:
             problems.append((at, "Input should be a valid integer"))
         elif field.least is not None and value < field.least:
             problems.append((at, f"Input should be greater than or equal to {field.least}"))
         return value
     if kind == "turn":
+        value = _integral(value)
         if type(value) is not str and type(value) is not int:
             problems.append(((*at, "str"), "Input should be a valid string"))
             problems.append(((*at, "int"), "Input should be a valid integer"))
@@ -292,6 +294,14 @@ def _value(field: Field, value: Any, at: tuple[str | int, ...], problems: list[P
         return _fraction(value, at, problems)
     assert kind == "edits", kind
     return _edits(field, value, at, problems)
+
+
+def _integral(value: Any) -> Any:
+    """A number with no fractional part (``2.0``) as the integer it is — JSON, and the
+    schema's ``integer``, do not tell them apart; anything else as it is."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
 
 
 # A number as text, as the format reads one: decimal, with an exponent, signed, "inf" or

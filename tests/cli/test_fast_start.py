@@ -84,8 +84,9 @@ NOT_OWN = {
 
 
 # Standard-library modules a call must not load: a client that only sends a request and
-# prints the answer has no use for dataclasses (nor the inspect it imports).
-NOT_STDLIB = {"session apply": {"dataclasses", "inspect"}}
+# prints the answer has no use for dataclasses (nor the inspect it imports); a commit's
+# hook signs nothing (tempfile is for ssh-keygen's files).
+NOT_STDLIB = {"session apply": {"dataclasses", "inspect"}, "guard": {"tempfile"}}
 
 
 def _imported(importtime_log: str) -> set[str]:

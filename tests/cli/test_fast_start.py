@@ -57,6 +57,7 @@ NOT_OWN = {
     ),
     "session apply": (
         "redline.engine.edit",
+        "redline.engine.result",  # the daemon cuts its answer to what is shown
         "redline.engine.match",
         "redline.engine.patch",
         "redline.fsops.apply",
@@ -80,6 +81,12 @@ NOT_OWN = {
         "redline.tools",
     ),
 }
+
+
+# Standard-library modules a call must not load: a client that only sends a request and
+# prints the answer has no use for dataclasses (nor the inspect it imports); a commit's
+# hook signs nothing (tempfile is for ssh-keygen's files).
+NOT_STDLIB = {"session apply": {"dataclasses", "inspect"}, "guard": {"tempfile"}}
 
 
 def _imported(importtime_log: str) -> set[str]:
@@ -120,6 +127,7 @@ def _check(call: str, log: str, at_start: set[str]) -> None:
         if name == banned or name.startswith(banned + ".")
     )
     assert own == []
+    assert not imported & NOT_STDLIB.get(call, set()), sorted(imported & NOT_STDLIB[call])
 
 
 def _run(

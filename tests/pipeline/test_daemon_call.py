@@ -44,3 +44,17 @@ def test_the_daemon_says_it_judges_them(gm: GitMode) -> None:
             "new_string": "VALUE = 2",
         }
         assert send(client, "s", request).result["status"] == "applied"
+
+
+def test_only_the_daemons_own_answer_counts_as_answered(gm: GitMode) -> None:
+    """``answered``: the result is the daemon's (cut as asked), not one made here."""
+    older = OlderDaemon()
+    request = {"tool": "edit", "path": "a.py", "old_string": "a", "new_string": "b"}
+    assert not send(older, "s", request).answered  # type: ignore[arg-type]
+    gm.cli.open_session("s")
+    edit = {"tool": "edit", "path": "b.py", "old_string": "VALUE = 1", "new_string": "VALUE = 2"}
+    with Client(gm.socket()) as client:
+        sent = send(client, "s", edit, dry_run=True, full=False)
+        assert sent.answered and sent.result["status"] == "applied"
+        assert "error" not in sent.result  # cut by the daemon: no null fields
+        assert not send(client, "nope", edit).answered

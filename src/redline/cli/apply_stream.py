@@ -52,7 +52,7 @@ def run_apply(
     stream = _Stream(_Requests(stdin) if jsonl else None, full)
     closing: list[Callable[[], None]] = []
     try:
-        behind, runner, close = _ready(root, session, repo, jsonl, dry_run, threshold)
+        behind, runner, close = _ready(root, session, repo, jsonl, dry_run, threshold, full)
         closing.append(close)
         stream.behind = behind
         for data in stream.lines(stdin):
@@ -87,14 +87,16 @@ def _ready(
     jsonl: bool,
     dry_run: bool,
     threshold: float | None,
+    full: bool,
 ) -> tuple[WriteBehind | None, Runner, Callable[[], None]]:
     """The write-behind (embedded ``--jsonl``), the runner of the requests, and what ends
-    the runner's connection when the stream is done."""
+    the runner's connection when the stream is done (``full``: the daemon answers with
+    every field)."""
     behind = None
     close = _nothing
     try:
         if session is not None:
-            runner, close = _session_runner(repo, session, dry_run, threshold)
+            runner, close = _session_runner(repo, session, dry_run, threshold, full)
         else:
             from redline.settings.folder import read_folder
 
@@ -172,12 +174,22 @@ class _Stream:
 
 def _answer(payloads: list[dict[str, Any]], worst: int, full: bool) -> int:
     """Print ``payloads`` (every field with ``full``); the highest exit code so far."""
-    from redline.engine.result import shown
-
     for payload in payloads:
-        _emit(shown(payload, full))
+        _emit(payload if full or isinstance(payload, _Shown) else _shown(payload))
         worst = max(worst, _exit_code(payload))
     return worst
+
+
+class _Shown(dict[str, Any]):
+    """A result already cut to what the caller is shown: the daemon's answer to a session's
+    request, asked with the caller's ``full``. Printed as it is, so that a call through a
+    session need not load the result model (engine.result) to cut it again."""
+
+
+def _shown(payload: dict[str, Any]) -> dict[str, Any]:
+    from redline.engine.result import shown
+
+    return shown(payload)
 
 
 def _is_edit(decoded: Any) -> bool:
@@ -307,7 +319,7 @@ def _permitted(run: Runner, root: Path, folder: FolderSettings) -> Runner:
 
 
 def _session_runner(
-    repo: Path, session: str, dry_run: bool, threshold: float | None
+    repo: Path, session: str, dry_run: bool, threshold: float | None, full: bool
 ) -> tuple[Runner, Callable[[], None]]:
     """Requests through the daemon, and what closes the connection. Every failure to reach
     it, or an error it answers with, becomes the request's result: an agent reads stdout,
@@ -335,7 +347,7 @@ def _session_runner(
             # Sent, the request is the daemon's: a signal waits for its answer (a second
             # one does not: the daemon may be stuck, and the answer says so).
             with interrupts.writing(patient=False):
-                sent = send(client, session, obj, dry_run=dry_run)
+                sent = send(client, session, obj, dry_run=dry_run, full=full)
         except interrupts.Interrupted as stopped:
             name = interrupts.NAMES.get(stopped.signum, "a signal")
             error = f"interrupted ({name}) while the daemon was applying it; {unsure(session)}"
@@ -347,7 +359,7 @@ def _session_runner(
             # answer the rest of the stream without it.
             no_session.append(rpc_error(refused))
             _stop_unless_in_use(repo, client)
-        return sent.result
+        return _Shown(sent.result) if sent.answered else sent.result
 
     return guarded(run, unsure(session), session), client.close
 

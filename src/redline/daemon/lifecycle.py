@@ -16,9 +16,8 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, NamedTuple, Protocol
 
 from redline.daemon.client import Client, DaemonBusy
 from redline.daemon.client import DaemonError as DaemonError  # where callers import it from
@@ -30,8 +29,7 @@ DEFAULT_IDLE_TIMEOUT = 900.0
 START_TIMEOUT = 15.0
 
 
-@dataclass(frozen=True)
-class Status:
+class Status(NamedTuple):  # not a dataclass: see DaemonFiles
     running: bool
     pid: int | None
     socket: str

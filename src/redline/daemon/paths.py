@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from redline.daemon.client import DaemonError
 from redline.gitops.errors import NotARepository
@@ -80,9 +80,12 @@ def _common(gitdir: Path) -> Path:
     return gitdir.resolve()
 
 
-@dataclass(frozen=True)
-class DaemonFiles:
-    """The daemon's socket, pid, lock and log files for one repository."""
+class DaemonFiles(NamedTuple):
+    """The daemon's socket, pid, lock and log files for one repository.
+
+    (A NamedTuple, not a dataclass: every ``redline apply --session`` builds one, and
+    importing :mod:`dataclasses`, which imports :mod:`inspect`, would cost that call
+    more than its own work here.)"""
 
     common: Path
     runtime_dir: Path | None = None  # where sockets go when the natural path is too long

@@ -54,6 +54,9 @@ ALREADY_APPLIED = (
 
 @dataclass(frozen=True)
 class EditItem:
+    """One replacement of an edit request: ``old_string`` by ``new_string`` (every exact
+    occurrence with ``replace_all``)."""
+
     old_string: str
     new_string: str
     replace_all: bool = False
@@ -61,6 +64,8 @@ class EditItem:
 
 @dataclass(frozen=True)
 class EditRequest:
+    """An ``edit`` request as the engine takes it: the file's ``path`` and its replacements."""
+
     path: str
     edits: tuple[EditItem, ...]
     batch: bool = False  # given as ``edits`` (exact-only rules) rather than one edit
@@ -72,6 +77,8 @@ class EditRequest:
 
 @dataclass
 class EditOutcome:
+    """What :func:`apply_edit` made of a request: its result and the file's new bytes."""
+
     result: Result
     data: bytes | None  # the file's new bytes; None when nothing is to be written
     validation: Validation | None = None  # when the request asked for it
@@ -79,6 +86,9 @@ class EditOutcome:
 
 @dataclass(frozen=True)
 class _Replacement:
+    """One replacement located in the file: the span replaced, the text put there, and how
+    it was matched."""
+
     span: Span
     text: str
     match_type: str

@@ -58,6 +58,8 @@ def honest_confidence(match_type: str, score: float) -> float:
 
 @dataclass(frozen=True)
 class Span:
+    """A matched stretch of the file's text: ``start`` and ``end`` offsets, and its ``score``."""
+
     start: int
     end: int
     score: float

@@ -31,6 +31,9 @@ Tool = Literal["edit", "apply_patch"]
 
 @dataclass(frozen=True)
 class Tier:
+    """One match type of the ladder: the tools that use it, the confidence it reports and
+    what it tolerates."""
+
     name: MatchType
     tools: tuple[Tool, ...]
     # the confidence it reports; words for a tier that reports the similarity it computed

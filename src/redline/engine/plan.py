@@ -52,6 +52,8 @@ class MemorySnapshot:
 
 @dataclass(frozen=True)
 class FileChange:
+    """One file's bytes before and after a planned change."""
+
     path: str
     before: bytes | None  # None: the file did not exist
     after: bytes | None  # None: the file is deleted
@@ -68,6 +70,8 @@ class PathEvidence:
 
 @dataclass
 class GroupPlan:
+    """One group of a patch's operations (applied together or not at all), as planned."""
+
     paths: tuple[str, ...]
     operations: tuple[str, ...]  # "update a.py", "move a.py -> b.py", "add x", "delete y"
     changes: tuple[FileChange, ...] = ()
@@ -89,6 +93,8 @@ class GroupPlan:
 
 @dataclass
 class PatchPlan:
+    """The groups of a patch, as planned."""
+
     groups: list[GroupPlan]
 
     @property

@@ -110,6 +110,8 @@ GUARD_FILE_REASON = (
 
 @dataclass(frozen=True)
 class Rule:
+    """One rule of the policy: the paths it covers and what an agent's edit there needs."""
+
     name: str  # how messages refer to it, e.g. "guard.protect[1] (migrations/**)"
     paths: tuple[str, ...]
     require: frozenset[str] | None = None
@@ -123,6 +125,8 @@ class Rule:
 
 @dataclass(frozen=True)
 class Violation:
+    """An edit a rule flags: the rule, the path, and why."""
+
     rule: str
     path: str
     reason: str  # e.g. "match_type fuzzy is not one of: exact"
@@ -144,6 +148,9 @@ E = TypeVar("E", bound=Evidence)
 
 @dataclass(frozen=True)
 class Policy:
+    """The guard's policy: the rules that flag agent edits, the files whose edits must still
+    parse, and which approvals count."""
+
     action: str = "review"
     rules: tuple[Rule, ...] = field(default_factory=tuple)
     source: str = "defaults"  # where it was read from, for messages

@@ -114,6 +114,8 @@ class CommitReport:
 
 @dataclass
 class Result:
+    """The result of one request, every field (:func:`shown` decides what a caller is sent)."""
+
     status: Status
     path: str | None = None
     match_type: str | None = None

@@ -392,8 +392,11 @@ def added_paths(new: Side, parent: pygit2.Tree | None) -> list[tuple[str, pygit2
         diff = new.diff_to_tree(parent) if parent is not None else None
         if diff is None:
             return [(e.path, e.id) for e in new]
-    elif parent is not None:
-        diff = parent.diff_to_tree(new)
+    elif parent is not None:  # two trees: only the folders they do not share are read
+        from redline.gitops.tree_diff import differing
+
+        added = [(path, now[0]) for path, was, now in differing(parent, new) if was is None and now]
+        return sorted(added)  # in path order, as libgit2's diff gives them
     else:
         diff = new.diff_to_tree(swap=True)
     return [

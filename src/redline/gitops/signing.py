@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +80,8 @@ def _config(repo: pygit2.Repository, key: str) -> str | None:
 
 
 def _ssh_sign(who: Signer, data: bytes) -> str:
+    import tempfile  # only when signing: the commit hook imports this module for each commit
+
     key = who.key.removeprefix("key::")
     with tempfile.TemporaryDirectory(prefix="redline-sign-") as tmp:
         if key.startswith(("ssh-", "ecdsa-", "sk-")):  # a literal public key: the agent signs
@@ -129,6 +130,8 @@ class Verified:
 def verify(data: bytes, signature: str, allowed: bytes, program: str = "ssh-keygen") -> Verified:
     """Who signed ``data`` with the SSH ``signature``, by ``allowed`` (an allowed-signers
     file's bytes), in the ``redline`` namespace."""
+    import tempfile  # only when an approval is signed (see _ssh_sign)
+
     with tempfile.TemporaryDirectory(prefix="redline-verify-") as tmp:
         signers = Path(tmp) / "allowed_signers"
         signers.write_bytes(allowed)

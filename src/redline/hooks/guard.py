@@ -34,6 +34,7 @@ from redline.engine.follow import Span
 from redline.engine.follow import describe as describe_spans
 from redline.engine.policy import Policy
 from redline.gitops.follow import Follower, added_paths
+from redline.gitops.tree_diff import differing
 from redline.hooks.ledger import EditRecord, Ledger, RecordedOperation
 
 if TYPE_CHECKING:
@@ -223,8 +224,8 @@ def changed_paths(
         diff = new.diff_to_tree(parent)
     elif parent is None:
         diff = new.diff_to_tree(swap=True)
-    else:
-        diff = parent.diff_to_tree(new)
+    else:  # two trees: only the folders they do not share are read
+        return {path for path, _, _ in differing(parent, new)}
     paths: set[str] = set()
     for delta in diff.deltas:
         paths.add(delta.old_file.path)

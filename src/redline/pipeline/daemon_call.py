@@ -9,7 +9,6 @@ how to find out (:func:`unsure`), never "not applied".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from redline.pipeline.runners import clip, failure, rpc_error, rpc_status
@@ -25,15 +24,35 @@ if TYPE_CHECKING:
     from redline.daemon.protocol import RpcError
 
 
-@dataclass
 class Sent:
     """What came of one ``apply`` call: the request's ``result``; whether the connection is
     gone (``lost``: closed or broken, make a new one for the next call); the daemon's error
-    answer when it refused the call (``refused``)."""
+    answer when it refused the call (``refused``); whether ``result`` is the daemon's
+    answer (``answered``: cut to the fields asked for, see :func:`send`) rather than one
+    made here.
 
-    result: dict[str, Any]
-    lost: bool = False
-    refused: RpcError | None = None
+    A plain class: ``redline apply --session`` imports this module on every call, and a
+    dataclass would bring in :mod:`dataclasses` (and :mod:`inspect`) for it."""
+
+    __slots__ = ("answered", "lost", "refused", "result")
+
+    def __init__(
+        self,
+        result: dict[str, Any],
+        lost: bool = False,
+        refused: RpcError | None = None,
+        answered: bool = False,
+    ) -> None:
+        self.result = result
+        self.lost = lost
+        self.refused = refused
+        self.answered = answered
+
+    def __repr__(self) -> str:
+        return (
+            f"Sent(result={self.result!r}, lost={self.lost!r}, refused={self.refused!r}, "
+            f"answered={self.answered!r})"
+        )
 
 
 def unsure(session: str) -> str:
@@ -52,7 +71,10 @@ def not_sent(why: object) -> str:
 
 
 def send(client: Client, session: str, request: Any, **params: Any) -> Sent:
-    """Send ``request`` to ``session`` (``params``: ``dry_run``, ``asked``); its result.
+    """Send ``request`` to ``session`` (``params``: ``dry_run``, ``asked``, ``full``); its
+    result. The daemon answers with every field unless ``full=False`` is passed: then
+    with the fields that say something (engine.result.shown), as ``redline apply``
+    prints them.
 
     Raises only for what is not the call's: a signal (the caller answers it), or a
     daemon that answers with something that is not a result (a bug: ValueError).
@@ -77,4 +99,4 @@ def send(client: Client, session: str, request: Any, **params: Any) -> Sent:
         return Sent(failure("failed", request, error, session), lost=True)
     if not isinstance(answer, dict) or "status" not in answer:
         raise ValueError(f"the daemon answered {clip(repr(answer))}, not a result")
-    return Sent(answer)
+    return Sent(answer, answered=True)

@@ -94,6 +94,9 @@ class Override:
 
 @dataclass(frozen=True)
 class Config:
+    """The tool settings of the settings files: the permissions, the compat overrides, the
+    agent's model."""
+
     permissions: Permissions = field(default_factory=Permissions)
     # (scope, name, setting) -> Override; name is "" for scope "all".
     compat: Mapping[tuple[Scope, str, Setting], Override] = field(default_factory=dict)

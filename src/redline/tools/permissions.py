@@ -53,6 +53,8 @@ def needs_permission(tool: object) -> bool:
 
 @dataclass(frozen=True)
 class Decision:
+    """What the permission rules say of one request: the action, and the rule that decided."""
+
     action: Action
     # The rule that decided, as written, e.g. 'permission.edit."migrations/**" = "deny"'.
     rule: str

@@ -7,7 +7,7 @@ the one verdict every front end and the daemon reach
 reading stdin has no one to ask, so an ``ask`` rule is refused with what to
 configure. When the settings cannot be read, every request but a read is
 answered ``failed``. The daemon judges every ``apply`` it is sent the same way
-(``daemon.rules``), so a socket client cannot skip the rules.
+(``daemon.settings``), so a socket client cannot skip the rules.
 """
 
 from __future__ import annotations

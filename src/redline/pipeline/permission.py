@@ -42,10 +42,7 @@ def permission_gate(
     as the main line has them (git mode), instead of from ``root``."""
     try:
         if folder is not None and committed is None:
-            if folder.config is None:
-                assert folder.config_error is not None
-                raise folder.config_error
-            permissions = folder.config.permissions
+            permissions = folder.usable_config().permissions
         else:
             settings = committed() if committed is not None else None
             permissions = load_config(root, settings).permissions

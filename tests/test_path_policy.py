@@ -484,43 +484,36 @@ def mcp_gitmode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
 # --- the verdicts ---------------------------------------------------------------------------
 
 
+def same_answers(mine: Run, theirs: Run, ops: tuple[str, ...] = OPS, session: bool = True) -> None:
+    """``theirs`` answered each of ``ops`` as ``mine`` did: the same status and message,
+    and (``session``) named the session it applied in."""
+    assert set(theirs.results) == {k for k in mine.results if k[0] in ops}
+    for key, answer in theirs.results.items():
+        ours = mine.results[key]
+        assert ours["status"] == answer["status"], (key, ours["error"], answer["error"])
+        assert mine.error(*key) == theirs.error(*key), key
+        if session:
+            assert answer["session"] is not None, key
+
+
 def test_mcp_gives_the_same_verdict_and_message_as_apply(embedded: Run, mcp: Run) -> None:
-    assert set(mcp.results) == {k for k in embedded.results if k[0] in MCP_OPS}
-    for key, theirs in mcp.results.items():
-        mine = embedded.results[key]
-        assert mine["status"] == theirs["status"], (key, mine["error"], theirs["error"])
-        assert embedded.error(*key) == mcp.error(*key), key
+    same_answers(embedded, mcp, MCP_OPS, session=False)
 
 
 def test_mcp_in_git_mode_gives_the_same_verdict_and_message_as_apply(
     gitmode: Run, mcp_gitmode: Run
 ) -> None:
-    assert set(mcp_gitmode.results) == {k for k in gitmode.results if k[0] in MCP_OPS}
-    for key, theirs in mcp_gitmode.results.items():
-        mine = gitmode.results[key]
-        assert mine["status"] == theirs["status"], (key, mine["error"], theirs["error"])
-        assert gitmode.error(*key) == mcp_gitmode.error(*key), key
-        assert theirs["session"] is not None
+    same_answers(gitmode, mcp_gitmode, MCP_OPS)
 
 
 def test_a_raw_socket_client_gives_the_same_verdict_and_message_as_apply(
     gitmode: Run, raw_socket: Run
 ) -> None:
-    assert raw_socket.results.keys() == gitmode.results.keys()
-    for key, theirs in raw_socket.results.items():
-        mine = gitmode.results[key]
-        assert mine["status"] == theirs["status"], (key, mine["error"], theirs["error"])
-        assert gitmode.error(*key) == raw_socket.error(*key), key
-        assert theirs["session"] is not None
+    same_answers(gitmode, raw_socket)
 
 
 def test_every_mode_gives_the_same_verdict_and_message(embedded: Run, gitmode: Run) -> None:
-    assert embedded.results.keys() == gitmode.results.keys()
-    for key, mine in embedded.results.items():
-        theirs = gitmode.results[key]
-        assert mine["status"] == theirs["status"], (key, mine["error"], theirs["error"])
-        assert embedded.error(*key) == gitmode.error(*key), key
-        assert theirs["session"] is not None
+    same_answers(embedded, gitmode)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.refused], ids=lambda c: c.id)

@@ -4,15 +4,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from mcp_fixtures import Folder
 
 from redline.cli import mcp as mcp_command
 from redline.mcp.server import Served
-from redline.settings import files
 from support import cli as inproc
+from support.settings_reads import count_reads
 
 POLICY = (
     '[[validate]]\npaths = ["*.py"]\n[permission]\nedit = { "secret/**" = "deny" }\n'
@@ -23,19 +22,7 @@ POLICY = (
 def served_embedded(folder: Folder, monkeypatch: pytest.MonkeyPatch) -> tuple[Served, Counter[str]]:
     """What ``redline mcp --embedded`` would serve in ``folder``, and how often it read
     each settings file."""
-    reads: Counter[str] = Counter()
-    real = files.folder_reader
-
-    def counting(root: Path) -> files.Reader:
-        read = real(root)
-
-        def counted(name: str) -> bytes | None:
-            reads[name] += 1
-            return read(name)
-
-        return counted
-
-    monkeypatch.setattr(files, "folder_reader", counting)
+    reads = count_reads(monkeypatch)
     served: list[Served] = []
     monkeypatch.setattr(mcp_command, "run_stdio", served.append)
     done = inproc.run(

@@ -8,7 +8,8 @@ receives it, through
   File`` (real and ``--dry-run``), and ``*** Move to:`` the path;
 - embedded write (real and ``--dry-run``), delete and read;
 - the same requests in git mode, through a real daemon on a real socket
-  (``redline apply --session``);
+  (``redline apply --session``), and sent straight to that socket by a raw client
+  of the daemon (``daemon.client.Client``), which no front end stands in front of;
 - the same requests as tool calls of ``redline mcp --embedded`` and ``redline mcp
   --session`` (the edit tools; apply_patch for a patch-native model), over the MCP
   SDK's in-memory transport.
@@ -38,6 +39,7 @@ import anyio
 import pytest
 
 from gitmode_fixtures import GitMode, git, git_mode, scrubbed_env, write
+from redline.daemon.client import Client
 from redline.engine.paths import names_git
 from support import cli as inproc
 from support import mcp_client
@@ -380,6 +382,14 @@ def _apply_session(gm: GitMode, name: str, op: str, requests: list[dict[str, Any
     return run_jsonl(args, requests, gm.repo, gm.env)
 
 
+def _raw_socket(gm: GitMode, name: str, op: str, requests: list[dict[str, Any]]) -> list[Any]:
+    """A socket client of the daemon (``daemon.client.Client``): the daemon's own checks,
+    with no front end in front of them."""
+    dry = {"dry_run": True} if op.endswith("-dry") else {}
+    with Client(gm.socket()) as client:
+        return [client.call("apply", {"session": name, "request": r, **dry}) for r in requests]
+
+
 def _mcp_session(gm: GitMode, name: str, op: str, requests: list[dict[str, Any]]) -> list[Any]:
     """``redline mcp --session``: the MCP server's way to the daemon."""
     return mcp_answers(gm.repo, gm.env, requests, "--session", name, "--repo", str(gm.repo))
@@ -425,6 +435,14 @@ def _run_git_mode(
     return run
 
 
+@pytest.fixture(scope="module")
+def raw_socket(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    """Every operation sent by a raw socket client of the daemon."""
+    base = tmp_path_factory.mktemp("socket")
+    with _targets_committed(base) as (gm, bare):
+        yield _run_git_mode(gm, base, bare, OPS, _raw_socket, prefix="r")
+
+
 MCP_OPS = ("edit", "write", "delete-file", "read", "update", "delete", "add", "move")
 PATCH_OPS = ("update", "delete", "add", "move")  # shown to a patch-native model only
 
@@ -466,32 +484,36 @@ def mcp_gitmode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
 # --- the verdicts ---------------------------------------------------------------------------
 
 
+def same_answers(mine: Run, theirs: Run, ops: tuple[str, ...] = OPS, session: bool = True) -> None:
+    """``theirs`` answered each of ``ops`` as ``mine`` did: the same status and message,
+    and (``session``) named the session it applied in."""
+    assert set(theirs.results) == {k for k in mine.results if k[0] in ops}
+    for key, answer in theirs.results.items():
+        ours = mine.results[key]
+        assert ours["status"] == answer["status"], (key, ours["error"], answer["error"])
+        assert mine.error(*key) == theirs.error(*key), key
+        if session:
+            assert answer["session"] is not None, key
+
+
 def test_mcp_gives_the_same_verdict_and_message_as_apply(embedded: Run, mcp: Run) -> None:
-    assert set(mcp.results) == {k for k in embedded.results if k[0] in MCP_OPS}
-    for key, theirs in mcp.results.items():
-        mine = embedded.results[key]
-        assert mine["status"] == theirs["status"], (key, mine["error"], theirs["error"])
-        assert embedded.error(*key) == mcp.error(*key), key
+    same_answers(embedded, mcp, MCP_OPS, session=False)
 
 
 def test_mcp_in_git_mode_gives_the_same_verdict_and_message_as_apply(
     gitmode: Run, mcp_gitmode: Run
 ) -> None:
-    assert set(mcp_gitmode.results) == {k for k in gitmode.results if k[0] in MCP_OPS}
-    for key, theirs in mcp_gitmode.results.items():
-        mine = gitmode.results[key]
-        assert mine["status"] == theirs["status"], (key, mine["error"], theirs["error"])
-        assert gitmode.error(*key) == mcp_gitmode.error(*key), key
-        assert theirs["session"] is not None
+    same_answers(gitmode, mcp_gitmode, MCP_OPS)
+
+
+def test_a_raw_socket_client_gives_the_same_verdict_and_message_as_apply(
+    gitmode: Run, raw_socket: Run
+) -> None:
+    same_answers(gitmode, raw_socket)
 
 
 def test_every_mode_gives_the_same_verdict_and_message(embedded: Run, gitmode: Run) -> None:
-    assert embedded.results.keys() == gitmode.results.keys()
-    for key, mine in embedded.results.items():
-        theirs = gitmode.results[key]
-        assert mine["status"] == theirs["status"], (key, mine["error"], theirs["error"])
-        assert embedded.error(*key) == gitmode.error(*key), key
-        assert theirs["session"] is not None
+    same_answers(embedded, gitmode)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.refused], ids=lambda c: c.id)
@@ -511,8 +533,10 @@ def test_each_refusal_names_the_path_and_says_what_to_do(embedded: Run, case: Ca
             assert mine.removeprefix("apply_patch: ") == edit_error, (op, mine, edit_error)
 
 
-def test_dry_run_refuses_what_a_real_run_refuses(embedded: Run, gitmode: Run) -> None:
-    for run in (embedded, gitmode):
+def test_dry_run_refuses_what_a_real_run_refuses(
+    embedded: Run, gitmode: Run, raw_socket: Run
+) -> None:
+    for run in (embedded, gitmode, raw_socket):
         for real, dry in (("edit", "edit-dry"), ("add", "add-dry"), ("write", "write-dry")):
             for case in cases_for(real):
                 answers = run.results[(real, case.id)], run.results[(dry, case.id)]

@@ -7,7 +7,16 @@ import codecs
 import pytest
 
 from redline.engine.edit import EditItem, EditRequest, apply_edit
-from redline.engine.read import ReadRequest, numbered, read_text
+from redline.engine.errors import RequestError
+from redline.engine.plan import MemorySnapshot
+from redline.engine.read import (
+    ReadRequest,
+    is_a_directory,
+    no_such_file,
+    numbered,
+    plan_read,
+    read_text,
+)
 from redline.engine.result import Result
 
 TEXT = b"".join(f"line {n}\n".encode() for n in range(1, 11))
@@ -91,3 +100,39 @@ def test_numbers_are_the_ones_edit_errors_give() -> None:
     shown = dict(line.split("\t", 1) for line in content.split("\n"))
     for n in lines:
         assert shown[f"{n:>6}"] == "    return 1"
+
+
+# -- the read planned against a snapshot, as every tool is --------------------------------
+
+
+def test_a_read_is_planned_against_a_snapshot() -> None:
+    files = MemorySnapshot({"src/a.py": b"x = 1\ny = 2\n"})
+    result = plan_read(ReadRequest("./src/a.py", 2, 1), files)
+    assert (result.status, result.path, result.content) == ("read", "src/a.py", "     2\ty = 2")
+
+
+def test_a_folder_or_a_missing_file_is_worded_as_every_tool_words_it() -> None:
+    files = MemorySnapshot({"src/a.py": b"x\n"})
+    folder = plan_read(ReadRequest("src"), files)
+    assert (folder.status, folder.error) == ("invalid", is_a_directory("src", "read"))
+    missing = plan_read(ReadRequest("src/b.py"), files)
+    assert (missing.status, missing.error) == ("invalid", no_such_file("src/b.py", "read"))
+
+
+@pytest.mark.parametrize("path", ["../outside.txt", ".git/config", "/etc/passwd"])
+def test_the_path_policy_refuses_before_anything_is_read(path: str) -> None:
+    class Untouchable(MemorySnapshot):
+        def read(self, path: str) -> bytes | None:
+            raise AssertionError(f"read {path!r}")
+
+    result = plan_read(ReadRequest(path), Untouchable({}))
+    assert result.status == "invalid" and result.error
+
+
+def test_a_file_the_snapshot_cannot_read_is_refused_with_its_reason() -> None:
+    class Refusing(MemorySnapshot):
+        def read(self, path: str) -> bytes | None:
+            raise RequestError(f"cannot read {path!r}: Permission denied", "path")
+
+    result = plan_read(ReadRequest("a.txt"), Refusing({}))
+    assert (result.status, result.error) == ("invalid", "cannot read 'a.txt': Permission denied")

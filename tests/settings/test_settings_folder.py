@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from redline.settings import files
 from redline.settings.folder import read_folder
+from support.settings_reads import count_reads
 
 POLICY = '[[validate]]\npaths = ["*.py"]\n[permission]\nedit = { "secret/**" = "deny" }\n'
 
@@ -16,20 +16,7 @@ POLICY = '[[validate]]\npaths = ["*.py"]\n[permission]\nedit = { "secret/**" = "
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     """How often each settings file is read from disk."""
-    seen: Counter[str] = Counter()
-    real = files.folder_reader
-
-    def counting(root: Path) -> files.Reader:
-        read = real(root)
-
-        def counted(name: str) -> bytes | None:
-            seen[name] += 1
-            return read(name)
-
-        return counted
-
-    monkeypatch.setattr(files, "folder_reader", counting)
-    return seen
+    return count_reads(monkeypatch)
 
 
 def test_the_policy_and_the_permissions_come_from_one_read(

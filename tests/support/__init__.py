@@ -9,6 +9,7 @@
   environment, working folder and stdin a process would have;
 - :mod:`support.daemon` — the daemon on a thread of this process, started where the
   CLI would start a process, and stopped after each test;
+- :mod:`support.settings_reads` — how often a folder's settings files are read;
 - :mod:`support.leaks` — the check, at the end of the run, that no daemon or
   ``redline mcp`` a test started is still alive.
 

@@ -20,6 +20,7 @@ from redline.cli.options import repo_option
 if TYPE_CHECKING:
     from redline.mcp.backend import Backend
     from redline.mcp.server import Served
+    from redline.settings.folder import FolderSettings
 
 
 @click.command("mcp")
@@ -91,13 +92,17 @@ def mcp_command(
     from redline.mcp.backend import Daemon, Embedded
 
     backend: Backend
+    folder = None
     if git_mode:
         from redline.cli._connect import daemon_client_started
 
         backend = Daemon(lambda: daemon_client_started(repo), session)
     else:
-        backend = Embedded(root)
-    _serve(root, backend, model, provider, git_mode, session, repo, full)
+        from redline.settings.folder import read_folder
+
+        folder = read_folder(root)  # once, as `redline apply` reads it, for every step
+        backend = Embedded(root, folder)
+    _serve(root, backend, model, provider, folder, session, repo, full)
 
 
 def _serve(
@@ -105,20 +110,26 @@ def _serve(
     backend: Backend,
     model: str | None,
     provider: str | None,
-    git_mode: bool,
+    folder: FolderSettings | None,
     session: str | None,
     repo: Path,
     full: bool = False,
 ) -> None:
+    """Serve ``backend``: embedded under the settings ``folder`` holds, or (None) in git
+    mode, under the repository's settings as the main line has them committed."""
     from redline.mcp.allowances import Allowances
     from redline.mcp.server import Served
     from redline.settings.tools import load_config
     from redline.tools.definitions import DEFINITIONS
     from redline.tools.surface import select
 
-    # Git mode: the repository's settings as the main line has them committed, never the
-    # session's worktree, where the agent could change them.
-    config = load_config(root, mainline_settings(repo, session) if git_mode else None)
+    git_mode = folder is None
+    if folder is not None:
+        config = folder.usable_config()
+    else:
+        # The repository's settings as the main line has them committed, never the
+        # session's worktree, where the agent could change them.
+        config = load_config(root, mainline_settings(repo, session))
     if model is None:  # the flag wins over [agent] in the config files
         model, provider = config.model, provider or config.provider
     surface = select(model, provider=provider, endpoint="chat", config=config)

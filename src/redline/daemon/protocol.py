@@ -16,7 +16,7 @@ from redline.engine.errors import RedlineError
 
 PROTOCOL_VERSION = 1
 # What ``hello`` answers under "permissions": this daemon judges every ``apply`` by the
-# [permission] rules (daemon.rules). A client relying on it refuses a daemon that does not
+# [permission] rules (daemon.settings). A client relying on it refuses a daemon that does not
 # say so (one older than the check).
 PERMISSIONS_ENFORCED = "enforced"
 MAX_MESSAGE = 8 * 1024 * 1024  # bytes of one request line, newline excluded (results are not cut)

@@ -22,7 +22,7 @@ from redline import __version__
 from redline.daemon import protocol
 from redline.daemon.housekeeping import Housekeeping
 from redline.daemon.protocol import PERMISSIONS_ENFORCED, PROTOCOL_VERSION, RpcError
-from redline.daemon.rules import SessionRules
+from redline.daemon.settings import CommittedSettings
 from redline.engine.edit import EditRequest
 from redline.engine.errors import RedlineError, RequestError
 from redline.engine.hints import FailureHints
@@ -81,8 +81,9 @@ class Service:
         self._fault = fault
         self._flush_problem: str | None = None
         self._appliers: dict[str, SessionApplier] = {}
-        # The [permission] rules of each session, judged here for every client.
-        self.rules = SessionRules(self.repo, user_config)
+        # The committed settings: each session's policy and [permission] rules (judged
+        # here for every client), from one reading of the main line's files.
+        self.settings = CommittedSettings(self.repo, user_config)
         # Worktrees being checked out by git in the background (gitops.checkout), by session.
         self._checkouts: dict[str, Checkout] = {}
         self.git_env = dict(git_env)
@@ -151,7 +152,7 @@ class Service:
             writer=self.writer,
             fault=self._fault,
             reading=PolicyReading(policy_from_files, settings_table),
-            mainline=Mainline(self.repo, session, ledger.load),
+            mainline=Mainline(self.repo, session, ledger.load, self.settings.policy),
         )
         done = applier.publisher.recover()
         if done:
@@ -374,7 +375,7 @@ class Service:
         )
         self._appliers.pop(name, None)
         self._hints.pop(name, None)
-        self.rules.forget(name)
+        self.settings.forget(name)
         self.on_session_close(name)
         return {"name": name, "closed": True}
 
@@ -466,7 +467,7 @@ class Service:
         self._read_settings()
         applier = self.applier(name)
         try:
-            return applier, self.rules(applier.session)
+            return applier, self.settings.permissions(applier.session)
         except RedlineError as exc:
             return applier, str(exc)
 

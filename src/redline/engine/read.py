@@ -5,6 +5,12 @@ so ``start_line`` of an edit error, a nearest block's ``offset=``/``limit=`` and
 the numbers shown here all name the same line. A final newline ends the last
 line rather than starting another; an empty file has no lines.
 
+:func:`plan_read` plans a read as every other tool is planned (engine.plan): against
+a snapshot of the files, which each mode supplies — embedded mode the folder on disk
+(fsops.apply), git mode the session's worktree on disk (gitops.worktree), not the
+committed tree, since the agent reads what it sees there. A read changes nothing,
+so its plan is its result.
+
 Also here: how the text tools describe a file's encoding and line endings, and
 the wording of a path that names a folder or nothing (shared by every mode).
 """
@@ -13,12 +19,16 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from redline.engine import newlines
 from redline.engine.decode import Decoded, decode
-from redline.engine.errors import BinaryFileError
+from redline.engine.errors import BinaryFileError, RequestError
+from redline.engine.paths import checked_path
 from redline.engine.result import Result
+
+if TYPE_CHECKING:
+    from redline.engine.plan import Snapshot
 
 DEFAULT_LIMIT = 2000
 STYLES = {newlines.LF: "lf", newlines.CRLF: "crlf", newlines.CR: "cr"}
@@ -93,6 +103,24 @@ def binary_refusal(path: str, tool: str, error: BinaryFileError) -> str:
         then = "read shows text files only; inspect it with a tool made for its format"
     what = f"a binary file or not in a detectable text encoding ({error.reason})"
     return f"{path!r} is {what}; {then}"
+
+
+def plan_read(request: ReadRequest, files: Snapshot) -> Result:
+    """The ``read`` result for ``request`` against ``files``: the path made relative and
+    checked by the one path policy, the file's bytes as ``files`` reads them (a path it
+    refuses, or a file it cannot read, raises RequestError: ``invalid`` with its
+    reason), a folder or a missing file worded as every tool words them."""
+    path = files.relative(request.path)
+    try:
+        path = checked_path(path)
+        data = files.read(path)
+    except RequestError as exc:
+        return Result("invalid", path=path, error=str(exc))
+    if data is None:
+        folder = files.is_dir(path)
+        error = is_a_directory(path, "read") if folder else no_such_file(path, "read")
+        return Result("invalid", path=path, error=error)
+    return read_text(data, request, path)
 
 
 def read_text(data: bytes, request: ReadRequest, path: str) -> Result:

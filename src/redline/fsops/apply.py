@@ -12,17 +12,11 @@ from redline.engine.edit import EditRequest
 from redline.engine.edit_plan import plan_edit
 from redline.engine.errors import RequestError
 from redline.engine.paths import checked_path
-from redline.engine.read import (
-    ReadRequest,
-    is_a_directory,
-    no_such_file,
-    read_text,
-    unreadable,
-)
+from redline.engine.read import ReadRequest, plan_read, unreadable
 from redline.engine.result import Result
 from redline.fsops import interrupts
 from redline.fsops.atomic import NotRegular, read_regular
-from redline.fsops.confine import locate, not_regular, relative_to_root
+from redline.fsops.confine import confine, locate, not_regular, relative_to_root
 from redline.fsops.files import resolve, write_atomic
 from redline.fsops.resources import explain
 
@@ -158,20 +152,34 @@ def _edit(
 
 
 def read_in_directory(root: Path, request: ReadRequest) -> Result:
-    """The ``read`` result for ``request``: the file under ``root``, through symbolic links
-    that stay inside it (as an edit reads it); nothing is written."""
-    path = relative_to_root(root, request.path)
-    try:
-        path, target = locate(root, path, follow_links=True)
-        data = read_regular(target)
-    except RequestError as exc:
-        return Result("invalid", path=path, error=str(exc))
-    except NotRegular:  # swapped for a FIFO or a device since it was checked
-        return Result("invalid", path=path, error=str(not_regular(path)))
-    except IsADirectoryError:
-        return Result("invalid", path=path, error=is_a_directory(path, "read"))
-    except (FileNotFoundError, NotADirectoryError):
-        return Result("invalid", path=path, error=no_such_file(path, "read"))
-    except OSError as exc:
-        return Result("invalid", path=path, error=unreadable(path, exc))
-    return read_text(data, request, path)
+    """The ``read`` result for ``request``, planned by the engine (engine.read.plan_read)
+    against the files under ``root``; nothing is written."""
+    return plan_read(request, _ReadFiles(root))
+
+
+class _ReadFiles:
+    """The files under ``root`` as a read sees them: through symbolic links that stay inside
+    it, as an edit reads them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def relative(self, path: str) -> str:
+        return relative_to_root(self.root, path)
+
+    def read(self, path: str) -> bytes | None:
+        try:
+            _, target = locate(self.root, path, follow_links=True)
+            return read_regular(target)
+        except NotRegular:  # swapped for a FIFO or a device since it was checked
+            raise not_regular(path) from None
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise RequestError(unreadable(path, exc), "path") from None
+
+    def is_dir(self, path: str) -> bool:
+        try:
+            return Path(confine(self.root, path, follow_links=True)).is_dir()
+        except (RequestError, OSError):
+            return False

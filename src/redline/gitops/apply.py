@@ -31,13 +31,7 @@ from redline.engine.patch import PatchRequest, apply_patch, summarise
 from redline.engine.patch_parse import parse_patch
 from redline.engine.plan import GroupPlan, PatchOutcome
 from redline.engine.policy import Policy
-from redline.engine.read import (
-    ReadRequest,
-    is_a_directory,
-    no_such_file,
-    read_text,
-    unreadable,
-)
+from redline.engine.read import ReadRequest, plan_read
 from redline.engine.result import Result
 from redline.engine.write import DeleteRequest, WriteRequest, plan_file
 from redline.gitops import evidence
@@ -59,7 +53,7 @@ from redline.gitops.transaction import (
 )
 from redline.gitops.trees import Entry
 from redline.gitops.verdict import Judge, PolicyReading, rejection
-from redline.gitops.worktree import check_path, read_bytes
+from redline.gitops.worktree import WorktreeFiles, check_path
 from redline.gitops.writer import PLAIN, Writer
 
 if TYPE_CHECKING:
@@ -147,21 +141,10 @@ class SessionApplier:
             return on_worker(lambda: self.tx.land(prepared, snapshot, result, groups, request))
 
     def read(self, request: ReadRequest) -> Result:
-        """The ``read`` result: the file as the session's worktree holds it now (what the
-        agent sees, changes not yet committed included). Nothing is committed; the same
-        path policy as every other request (no symbolic links, nothing in git's data)."""
-        try:
-            path = check_path(self.root, request.path)
-            data = read_bytes(self.root, path)
-        except RequestError as exc:
-            return Result("invalid", path=request.path, error=str(exc))
-        except OSError as exc:
-            return Result("invalid", path=request.path, error=unreadable(request.path, exc))
-        if data is None:
-            if (self.root / path).is_dir():
-                return Result("invalid", path=path, error=is_a_directory(path, "read"))
-            return Result("invalid", path=path, error=no_such_file(path, "read"))
-        return read_text(data, request, path)
+        """The ``read`` result, planned by the engine against the session's worktree as it
+        is on disk now (gitops.worktree.WorktreeFiles: what the agent sees, changes not yet
+        committed included). Nothing is committed."""
+        return plan_read(request, WorktreeFiles(self.root))
 
     def undo(self, edit: str) -> undoing.UndoResult:
         """Revert the commit of ``edit`` in a new commit of the session (gitops.undo)."""

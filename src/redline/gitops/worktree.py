@@ -90,6 +90,31 @@ def read_bytes(root: Path, path: str) -> bytes | None:
         raise
 
 
+class WorktreeFiles:
+    """The files of the worktree ``root`` as they are on disk now, for a read (engine.read):
+    what the agent sees there, changes not yet committed included — not the committed
+    tree. The same path policy as every other request (:func:`check_path`: no symbolic
+    links, nothing in git's data)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def relative(self, path: str) -> str:
+        return relative_to_root(self.root, path)
+
+    def read(self, path: str) -> bytes | None:
+        from redline.engine.read import unreadable
+
+        checked = check_path(self.root, path)
+        try:
+            return read_bytes(self.root, checked)
+        except OSError as exc:
+            raise RequestError(unreadable(checked, exc), "path") from None
+
+    def is_dir(self, path: str) -> bool:
+        return (self.root / path).is_dir()
+
+
 def write_files(
     repo: pygit2.Repository,
     root: Path,

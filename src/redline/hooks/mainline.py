@@ -36,16 +36,23 @@ if TYPE_CHECKING:
 
 POLICY_PATHS = frozenset(SETTINGS_FILES)
 Side = tuple[pygit2.Tree | None, str]  # a tree and where it is, for messages
+PolicyOf = Callable[[pygit2.Tree | None], Policy]  # the policy committed in a tree
 
 
-def guarded_policy(repo: pygit2.Repository, ledger: Ledger, sides: Sequence[Side]) -> Policy:
+def guarded_policy(
+    repo: pygit2.Repository,
+    ledger: Ledger,
+    sides: Sequence[Side],
+    policy_of: PolicyOf | None = None,
+) -> Policy:
     """The policies of ``sides`` joined, with the policy before each unapproved agent edit
-    of the policy files still in effect in one of them (PolicyError when no side parses)."""
-    joined = stricter_policy(repo, sides)
+    of the policy files still in effect in one of them (PolicyError when no side parses).
+    ``policy_of`` reads a tree's policy (default settings.policy.policy_from_tree)."""
+    joined = stricter_policy(repo, sides, policy_of)
     trees = [tree for tree, _ in sides if tree is not None]
     for edit, before in _unapproved_policy_edits(repo, ledger, trees):
         try:
-            earlier = policy_from_tree(repo, before)
+            earlier = policy_of(before) if policy_of is not None else policy_from_tree(repo, before)
         except PolicyError:
             continue  # the policy before the edit did not parse: nothing to keep from it
         joined = joined.stricter(earlier, f"before unapproved edit {edit}")
@@ -107,11 +114,14 @@ def mainline_sides(repo: pygit2.Repository, session: Session) -> list[Side]:
 class Mainline:
     """A session's main-line policy for the daemon, read again only when the origin's tip
     moves (the base never does). Approvals given since only make it looser, so a policy
-    read before them errs on the strict side until the tip moves."""
+    read before them errs on the strict side until the tip moves. ``policy_of`` reads a
+    tree's policy (the daemon's daemon.settings.CommittedSettings, which its permissions
+    come from too)."""
 
     repo: pygit2.Repository
     session: Session
     load_ledger: Callable[[pygit2.Repository], Ledger]
+    policy_of: PolicyOf | None = None
     _key: tuple[str | None, ...] | None = None
     _policy: Policy | None = None
 
@@ -133,7 +143,7 @@ class Mainline:
             except RedlineError:
                 # The notes cannot be read (the edit cannot add its own either, and says
                 # why): the main line's policy alone, read again next time.
-                return stricter_policy(self.repo, sides)
-            self._policy = guarded_policy(self.repo, ledger, sides)
+                return stricter_policy(self.repo, sides, self.policy_of)
+            self._policy = guarded_policy(self.repo, ledger, sides, self.policy_of)
             self._key = key
         return self._policy

@@ -17,6 +17,7 @@ from redline.pipeline.runners import embedded_runner, failure, guarded, rpc_erro
 
 if TYPE_CHECKING:
     from redline.daemon.client import Client
+    from redline.settings.folder import FolderSettings
 
 Connect = Callable[[], tuple["Client", bool]]  # a daemon client, and whether it was started
 
@@ -36,11 +37,13 @@ class Backend(Protocol):
 
 
 class Embedded:
-    """Requests applied to the files under ``root`` in this process (``redline apply --root``)."""
+    """Requests applied to the files under ``root`` in this process (``redline apply --root``),
+    under its settings (``folder``: read as ``redline apply`` reads them, settings.folder;
+    read now when not given)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, folder: FolderSettings | None = None) -> None:
         self.root = root
-        self._run = embedded_runner(root, dry_run=False, threshold=None)
+        self._run = embedded_runner(root, dry_run=False, threshold=None, folder=folder)
 
     def apply(
         self, request: dict[str, Any], client_name: str | None, asked: bool = False

@@ -7,7 +7,7 @@ the one verdict every front end and the daemon reach
 reading stdin has no one to ask, so an ``ask`` rule is refused with what to
 configure. When the settings cannot be read, every request but a read is
 answered ``failed``. The daemon judges every ``apply`` it is sent the same way
-(``daemon.rules``), so a socket client cannot skip the rules.
+(``daemon.settings``), so a socket client cannot skip the rules.
 """
 
 from __future__ import annotations
@@ -42,10 +42,7 @@ def permission_gate(
     as the main line has them (git mode), instead of from ``root``."""
     try:
         if folder is not None and committed is None:
-            if folder.config is None:
-                assert folder.config_error is not None
-                raise folder.config_error
-            permissions = folder.config.permissions
+            permissions = folder.usable_config().permissions
         else:
             settings = committed() if committed is not None else None
             permissions = load_config(root, settings).permissions

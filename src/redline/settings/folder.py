@@ -1,6 +1,7 @@
 """The settings of a folder edited in this process (embedded mode), read once.
 
-``redline apply`` without a session edits the files under a folder: its
+``redline apply`` without a session, and ``redline mcp`` in embedded mode, edit
+the files under a folder: its
 settings files (:mod:`~redline.settings.files`) and the user's own are read
 once, when the stream starts, and each part goes to the step that needs it —
 the guard policy (which files are validated), the permissions, and the user's
@@ -32,6 +33,14 @@ class FolderSettings:
     config: Config | None
     config_error: SettingsError | None
     policy_files: bool  # the user's leave for agents to change the settings files
+
+    def usable_config(self) -> Config:
+        """The permissions and tool settings (the SettingsError saying why they cannot be
+        used, when they cannot)."""
+        if self.config is None:
+            assert self.config_error is not None
+            raise self.config_error
+        return self.config
 
 
 def read_folder(root: Path, user_file: Path | None = None) -> FolderSettings:

@@ -14,7 +14,7 @@ paths whose files must still parse after an edit)::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -94,7 +94,9 @@ def _policy_of(found: files.Found | None) -> Policy:
 
 
 def stricter_policy(
-    repo: pygit2.Repository, sides: Sequence[tuple[pygit2.Tree | None, str]]
+    repo: pygit2.Repository,
+    sides: Sequence[tuple[pygit2.Tree | None, str]],
+    policy_of: Callable[[pygit2.Tree | None], Policy] | None = None,
 ) -> Policy:
     """The policies committed in several trees, joined: every rule of each applies.
 
@@ -103,13 +105,14 @@ def stricter_policy(
     …"). So a change that takes a rule out of the policy is still judged by it:
     the policy can be made stricter by a commit, never weaker, until that
     commit is the base the next change starts from. A side whose policy does not
-    parse is left out; PolicyError (the first) when none parses.
+    parse is left out; PolicyError (the first) when none parses. ``policy_of`` reads
+    a tree's policy (default :func:`policy_from_tree`; the daemon's is cached).
     """
     joined: Policy | None = None
     first_error: PolicyError | None = None
     for tree, where in sides:
         try:
-            policy = policy_from_tree(repo, tree)
+            policy = policy_of(tree) if policy_of is not None else policy_from_tree(repo, tree)
         except PolicyError as exc:
             first_error = first_error or exc
             continue

@@ -107,7 +107,7 @@ def _ready(
             folder = read_folder(root)  # once, for every step
             runner = embedded_runner(root, dry_run, threshold, behind, folder)
             runner = _permitted(runner, root, folder)
-        # The daemon judges a session's requests itself (daemon.rules): every client meets
+        # The daemon judges a session's requests itself (daemon.settings): every client meets
         # the same rules, read from the main line.
         return behind, runner, close
     except Exception as exc:  # not even ready to apply: each request still gets its answer

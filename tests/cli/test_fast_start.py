@@ -34,27 +34,19 @@ THIRD_PARTY = {
 }
 # redline's own modules each call must not load: the other mode's machinery, the wire
 # format's pydantic twin, the tool surfaces, the front ends that are not this call.
+_EMBEDDED_NOT_OWN = (
+    "redline.daemon",
+    "redline.gitops",
+    "redline.hooks.guard",
+    "redline.mcp",
+    "redline.cli.group",
+    "redline.cli._connect",
+    "redline.tools.schema",
+    "redline.tools.surface",
+)
 NOT_OWN = {
-    "embedded apply": (
-        "redline.daemon",
-        "redline.gitops",
-        "redline.hooks.guard",
-        "redline.mcp",
-        "redline.cli.group",
-        "redline.cli._connect",
-        "redline.tools.schema",
-        "redline.tools.surface",
-    ),
-    "embedded apply under globs": (
-        "redline.daemon",
-        "redline.gitops",
-        "redline.hooks.guard",
-        "redline.mcp",
-        "redline.cli.group",
-        "redline.cli._connect",
-        "redline.tools.schema",
-        "redline.tools.surface",
-    ),
+    "embedded apply": _EMBEDDED_NOT_OWN,
+    "embedded apply under globs": _EMBEDDED_NOT_OWN,
     "session apply": (
         "redline.engine.edit",
         "redline.engine.result",  # the daemon cuts its answer to what is shown

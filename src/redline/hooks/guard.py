@@ -255,7 +255,11 @@ def changed_paths(
 def edit_commits(repo: pygit2.Repository, entry: EditRecord) -> list[pygit2.Commit]:
     """The commits of this repository whose notes hold ``entry``'s edit, those that change
     one of the files its operations name first (in the ledger's order within each)."""
-    found = [c for c in map(repo.get, entry.commits) if isinstance(c, pygit2.Commit)]
+    found: list[pygit2.Commit] = []
+    for commit_id in entry.commits:
+        obj = repo.get(commit_id)
+        if isinstance(obj, pygit2.Commit):
+            found.append(obj)
     paths = {op.path for op in entry.operations}
     return sorted(found, key=lambda c: not _changes_any(repo, c, paths))
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import json
 import pkgutil
 import random
 import secrets
@@ -394,12 +395,20 @@ class Gates(RuleBasedStateMachine):
 
     def may_contradict(self, sha: str) -> bool:
         """Whether a commit's note may not describe it, by what git did: a rebase or an
-        amend copied the note of a commit whose change was other than this commit's, or
+        amend copied the note of a commit whose change was other than this commit's (the
+        files the note records, as git's raw diff of the commit does not show them), or
         gave the notes of the commits it dropped to another commit (joined to its own)."""
         if sha not in self.rewritten:
             return False
         note = self.git("notes", "--ref=redline", "show", sha, check=False).stdout
-        return note.count('"schema"') > 1 or self.raw_change(sha) not in self.replaced
+        if note.count('"schema"') > 1:
+            return True
+        recorded = json.loads(note).get("files")
+        if recorded is None:
+            return self.raw_change(sha) not in self.replaced
+        absent = "0" * 40
+        said = {(f["path"], f.get("before") or absent, f.get("after") or absent) for f in recorded}
+        return said != set(self.raw_change(sha))
 
     # -- the gates -------------------------------------------------------------------------
 

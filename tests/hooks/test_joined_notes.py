@@ -18,6 +18,8 @@ import pygit2
 import pytest
 from guard_fixtures import (
     APP,
+    APP_FUZZY_NEW,
+    APP_FUZZY_OLD,
     APP_TEXT,
     FUZZY_NEW,
     FUZZY_OLD,
@@ -29,6 +31,7 @@ from guard_fixtures import (
 )
 
 from redline.hooks import ledger as ledgers
+from redline.hooks.approve import approve
 from redline.hooks.gate import check_range
 from redline.hooks.guard import carrying_commit, describe, edit_commits
 from redline.hooks.ledger import Ledger
@@ -110,3 +113,37 @@ def _ordered(ledger: Ledger, edit: str, order: str) -> Ledger:
     if order == "reversed":
         ledger.entries[edit].commits.reverse()
     return ledger
+
+
+def test_an_approval_in_one_joined_note_never_clears_the_other_edit(tmp_path: Path) -> None:
+    """Two flagged edits; a person approves the first. The second's change is committed
+    by hand on main, and the session rebased: the second's note is joined to the first's
+    copy. Each note stays its own edit's evidence, so the approval of the first clears
+    nothing else and the gate still names the second."""
+    policy = '[[guard.protect]]\npaths = ["migrations/**", "src/**"]\nrequire = "exact"\n'
+    repo = user_repo(tmp_path / "repo", policy=policy)
+    start = head(repo)
+    session = agent(repo)
+    first = session.edit(APP, APP_FUZZY_OLD, APP_FUZZY_NEW)
+    second = session.edit(MIGRATION, FUZZY_OLD, FUZZY_NEW)
+    assert first["flags"] and second["flags"], (first, second)
+    [a], [b] = first["commits"], second["commits"]
+    git_repo = pygit2.Repository(str(repo))
+    [approved] = approve(git_repo, [a["edit"]])
+    assert approved.status == "approved", approved
+    git(repo, "cherry-pick", "--no-commit", b["commit"])
+    (repo / "NOTES.md").write_text("reviewed by hand\n")
+    git(repo, "add", "NOTES.md")
+    git(repo, "commit", "-q", "--no-verify", "-m", "take the migration change, with notes")
+    git(repo, "checkout", "-q", "-B", "work", session.branch)
+    git(repo, "rebase", "-q", "main")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--ff-only", "work")
+    joined = git(repo, "notes", "--ref=redline", "show", "main")
+    assert joined.count('"schema"') == 2, joined  # the premise: git joined the two notes
+
+    ledger = ledgers.load(git_repo)
+    assert ledger.entries[a["edit"]].approved
+    assert not ledger.entries[b["edit"]].approved
+    verdict = check_range(git_repo, ledger, start, "main")
+    assert [x.edit for x in verdict.findings.blocked] == [b["edit"]]

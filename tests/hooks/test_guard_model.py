@@ -25,8 +25,14 @@ the gates refuse, failing closed.
 from __future__ import annotations
 
 import difflib
+import importlib
+import json
+import pkgutil
+import random
+import secrets
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,16 +44,20 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
+    initialize,
     invariant,
     rule,
     run_state_machine_as_test,
 )
 
+import redline.gitops
+import redline.hooks
 from gitmode_fixtures import make_repo
 from redline.engine.edit import EditItem, EditRequest
 from redline.engine.patch import PatchRequest
 from redline.engine.write import DeleteRequest, WriteRequest
 from redline.gitops import landing, notes
+from redline.gitops import repo as gitrepo
 from redline.gitops.errors import GitModeError
 from redline.hooks import ledger as ledgers
 from redline.hooks import stages
@@ -113,6 +123,7 @@ class Flag:
 class Gates(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
+        self.pinned = Pinned()
         self.tmp = Path(tempfile.mkdtemp(prefix="rl-model-"))
         self.root = make_repo(self.tmp / "repo", FILES)
         self.repo = pygit2.Repository(str(self.root))
@@ -128,8 +139,14 @@ class Gates(RuleBasedStateMachine):
         self.replaced: set[frozenset[tuple[str, str, str]]] = set()
         self.stats = STATS
 
+    @initialize(seed=st.integers(0, 2**32 - 1))
+    def ids(self, seed: int) -> None:
+        """The edit ids (and so the commits' ids and their order) this run gets."""
+        self.pinned.ids.seed(seed)
+
     def teardown(self) -> None:
         STATS["runs"] += 1
+        self.pinned.undo()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     # -- helpers -----------------------------------------------------------------------
@@ -342,13 +359,20 @@ class Gates(RuleBasedStateMachine):
         self.git("add", "-A")
         if self.git("diff", "--cached", "--quiet", check=False).returncode == 0:
             return
-        if amend and self.rev("main") != self.start:
+        if amend and self.rev("main") != self.start and not self.empties_tip():
             replaced = self.rev("main")
             self.git("commit", "-q", "--no-verify", "--amend", "--no-edit")
             self.rewrote([replaced], [self.rev("main")])
         else:
             self.git("commit", "-q", "--no-verify", "-m", "by hand")
         STATS["git"] += 1
+
+    def empties_tip(self) -> bool:
+        """Whether what is staged takes back all that main's tip changed (git will not
+        amend a commit into an empty one: the change is committed on its own then)."""
+        tip = self.repo.revparse_single("main").peel(pygit2.Commit)
+        staged = self.git("write-tree").stdout.strip()
+        return any(str(p.tree_id) == staged for p in tip.parents[:1])
 
     def notes_list(self) -> dict[str, str]:
         """Each commit with a note: its note's blob, as git lists them."""
@@ -371,12 +395,20 @@ class Gates(RuleBasedStateMachine):
 
     def may_contradict(self, sha: str) -> bool:
         """Whether a commit's note may not describe it, by what git did: a rebase or an
-        amend copied the note of a commit whose change was other than this commit's, or
+        amend copied the note of a commit whose change was other than this commit's (the
+        files the note records, as git's raw diff of the commit does not show them), or
         gave the notes of the commits it dropped to another commit (joined to its own)."""
         if sha not in self.rewritten:
             return False
         note = self.git("notes", "--ref=redline", "show", sha, check=False).stdout
-        return note.count('"schema"') > 1 or self.raw_change(sha) not in self.replaced
+        if note.count('"schema"') > 1:
+            return True
+        recorded = json.loads(note).get("files")
+        if recorded is None:
+            return self.raw_change(sha) not in self.replaced
+        absent = "0" * 40
+        said = {(f["path"], f.get("before") or absent, f.get("after") or absent) for f in recorded}
+        return said != set(self.raw_change(sha))
 
     # -- the gates -------------------------------------------------------------------------
 
@@ -447,11 +479,15 @@ class Gates(RuleBasedStateMachine):
             # file has its name or a name it was moved to: refusing it where the oracle
             # finds no edit is failing closed, not a miss. So is following a flagged file
             # to a file git pairs with it as a rename or copy (half its lines in common)
-            # that the agent wrote from another file with the same lines: the tree cannot
-            # tell which file the lines came from.
+            # that the agent wrote from another file with the same lines, or to a file by
+            # the edit's name, written anew since, that holds what the edit wrote where
+            # it wrote it: the tree cannot tell which file the lines came from.
             created = ("create", "add")
             assert all(
-                b.op in created or self.paired_by_git(b, change.new) for b in found.blocked
+                b.op in created
+                or self.paired_by_git(b, change.new)
+                or self.holds_what_it_wrote(b, change.new)
+                for b in found.blocked
             ), (what, found.blocked)
             STATS["must_pass"] += 1
         else:
@@ -465,6 +501,28 @@ class Gates(RuleBasedStateMachine):
         text = _blob(self.repo, tree, blocked.path)
         flags = [f for f in self.flags if f.edit == blocked.edit and f.path == blocked.edited_as]
         return text is not None and any(related(text, f) for f in flags)
+
+    def holds_what_it_wrote(self, blocked: Any, tree: pygit2.Tree) -> bool:
+        """The file ``blocked`` names, by its edit's own name, has the lines the edit wrote
+        at the line numbers it wrote them."""
+        text = _blob(self.repo, tree, blocked.path)
+        if text is None:
+            return False
+        now = text.splitlines()
+        for flag in self.flags:
+            if flag.edit != blocked.edit or flag.path != blocked.path:
+                continue
+            after = flag.after.splitlines()
+            matcher = difflib.SequenceMatcher(None, flag.before.splitlines(), after, False)
+            written = [
+                j
+                for op, _, _, j1, j2 in matcher.get_opcodes()
+                if op in ("replace", "insert")
+                for j in range(j1, j2)
+            ]
+            if written and all(j < len(now) and now[j] == after[j] for j in written):
+                return True
+        return False
 
     def names(self, flag: Flag) -> set[str]:
         found = {flag.path}
@@ -503,6 +561,43 @@ class Gates(RuleBasedStateMachine):
             assert done.returncode >= 0, done.stderr
             self.merged[key] = done.stdout != text
         return self.merged[key]
+
+
+class Pinned:
+    """Edit ids and commit times drawn from a seed, not from the machine, while a model
+    runs: the gates' verdicts may depend on the order of edit and commit ids, and a
+    sequence hypothesis found must give the same ids when it is replayed."""
+
+    def __init__(self) -> None:
+        self.ids = random.Random(0)
+        self.clock = 1_767_225_600  # 2026-01-01, one second more per signature
+        self.token_hex = secrets.token_hex
+        self.signature = gitrepo.signature
+        for package in (redline.gitops, redline.hooks):  # every module that makes commits
+            for found in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+                importlib.import_module(found.name)
+        self.users = [m for m in list(sys.modules.values()) if _uses_signature(m, self.signature)]
+        secrets.token_hex = self.token
+        for module in self.users:
+            module.signature = self.sign  # type: ignore[attr-defined]
+
+    def token(self, nbytes: int | None = None) -> str:
+        return self.ids.getrandbits(8 * (nbytes or 32)).to_bytes(nbytes or 32, "big").hex()
+
+    def sign(self, repo: pygit2.Repository) -> pygit2.Signature:
+        self.clock += 1
+        made = self.signature(repo)
+        return pygit2.Signature(made.name, made.email, self.clock, 0)
+
+    def undo(self) -> None:
+        secrets.token_hex = self.token_hex
+        for module in self.users:
+            module.signature = self.signature  # type: ignore[attr-defined]
+
+
+def _uses_signature(module: Any, signature: Any) -> bool:
+    name = getattr(module, "__name__", "") or ""
+    return name.startswith("redline.") and getattr(module, "signature", None) is signature
 
 
 STATS: dict[str, int] = dict.fromkeys(

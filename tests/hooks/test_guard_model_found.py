@@ -176,3 +176,33 @@ def test_a_flagged_line_rewritten_by_hand_on_main_counts_as_carried(gates: Gates
             lambda g: g.by_hand(28, 11, "return True", amend=False),
         ],
     )
+
+
+def test_a_flagged_edit_a_rebase_drops_onto_a_hand_made_copy_of_it_is_refused_on_main(
+    gates: Gates,
+) -> None:
+    """A person amends main by hand into the same change as the session's flagged edit;
+    rebasing the session drops the edit's commit and git gives its note to the commit
+    before it. The edit's id is then held by two commits, and the gate followed the one
+    whose change says nothing of it when its id came first (hooks.ledger, hooks.guard)."""
+    replay(
+        gates,
+        [
+            lambda g: g.ids(0),  # the edit ids, and so the order of the commits holding one
+            lambda g: g.delete(25),
+            lambda g: g.copy(23, "auth/check_v2.py"),
+            lambda g: g.merge(),
+            lambda g: g.cherry_pick(42),
+            lambda g: g.merge(),
+            lambda g: g.edit(34, 13, "return True", tolerant=False),
+            lambda g: g.rebase(),
+            lambda g: g.edit(37, 0, "item.delete()", tolerant=False),
+            lambda g: g.approve_one(15),
+            lambda g: g.delete(14),
+            lambda g: g.move(5, "auth/check_v2.py", 0),
+            lambda g: g.merge(),
+            lambda g: g.edit(16, 16, "pass", tolerant=True),
+            lambda g: g.by_hand(18, 10, "pass", True),
+            lambda g: g.rebase(),
+        ],
+    )

@@ -33,7 +33,7 @@ from redline.engine.confidence import shown_confidence
 from redline.engine.follow import Span
 from redline.engine.follow import describe as describe_spans
 from redline.engine.policy import Policy
-from redline.gitops.follow import Follower, added_paths
+from redline.gitops.follow import Follower, Found, added_paths
 from redline.gitops.tree_diff import differing
 from redline.hooks.ledger import EditRecord, Ledger, RecordedOperation
 
@@ -63,6 +63,10 @@ class Blocked:
     # in ``path`` (see :func:`lines_of`); empty when it holds a file the edit deleted.
     lines: tuple[tuple[int, int], ...] = ()
     edited_as: str | None = None  # the file's name when the edit was made, if it moved since
+    # False: no commit here shows what the edit did to ``path`` (its note reached another
+    # commit: git joins a dropped commit's note to the next one), so the change counts as
+    # carrying it wherever it touches ``path`` (failing closed).
+    placed: bool = True
 
 
 @dataclass(frozen=True)
@@ -135,16 +139,30 @@ def blocked(
         flags = flagged_operations(entry, policy, ledger)
         if not flags:
             continue
-        commit = carrying_commit(repo, entry)
-        if commit is None:
+        held = edit_commits(repo, entry)
+        if not held:
             continue
         reported: set[str] = set()
         for op, rule, reason in flags:
-            edit = follower.edit(commit, op.path, moved=op.op != "delete")
-            names = follower.names(edit, commits, parent, new) if adds else list(edit.names)
-            if changed.isdisjoint(names):
-                continue
-            where = follower.brought(edit, parent, new, names)
+            # Every commit holding the edit's note that shows its change is followed, and
+            # the change carries the edit if it carries it as one of them shows it: a
+            # rebase or an amend copies the note, and git may join a dropped commit's note
+            # to another commit, whose own change says nothing of this edit.
+            where, commit, showing = None, held[0], 0
+            for candidate in held:
+                edit = follower.edit(candidate, op.path, moved=op.op != "delete")
+                if edit.before == edit.after:
+                    continue
+                showing += 1
+                names = follower.names(edit, commits, parent, new) if adds else list(edit.names)
+                if changed.isdisjoint(names):
+                    continue
+                where = follower.brought(edit, parent, new, names)
+                if where is not None:
+                    commit = candidate
+                    break
+            if where is None and not showing and op.path in changed:
+                where = Found(op.path, ())
             if where is None or where.path in reported:
                 continue
             reported.add(where.path)
@@ -162,6 +180,7 @@ def blocked(
                     op.op,
                     lines_of(where.spans),
                     op.path if op.path != where.path else None,
+                    placed=bool(showing),
                 )
             )
     return sorted(found, key=lambda b: (b.path, b.lines, b.edit))
@@ -233,12 +252,34 @@ def changed_paths(
     return paths
 
 
-def carrying_commit(repo: pygit2.Repository, entry: EditRecord) -> pygit2.Commit | None:
+def edit_commits(repo: pygit2.Repository, entry: EditRecord) -> list[pygit2.Commit]:
+    """The commits of this repository whose notes hold ``entry``'s edit, those that change
+    one of the files its operations name first (in the ledger's order within each)."""
+    found: list[pygit2.Commit] = []
     for commit_id in entry.commits:
         obj = repo.get(commit_id)
         if isinstance(obj, pygit2.Commit):
-            return obj
-    return None
+            found.append(obj)
+    paths = {op.path for op in entry.operations}
+    return sorted(found, key=lambda c: not _changes_any(repo, c, paths))
+
+
+def carrying_commit(repo: pygit2.Repository, entry: EditRecord) -> pygit2.Commit | None:
+    """The commit that shows the edit (see :func:`edit_commits`): None when none is here."""
+    held = edit_commits(repo, entry)
+    return held[0] if held else None
+
+
+def _changes_any(repo: pygit2.Repository, commit: pygit2.Commit, paths: set[str]) -> bool:
+    parent = commit.parents[0].tree if commit.parents else None
+    return any(_entry_id(parent, p) != _entry_id(commit.tree, p) for p in paths)
+
+
+def _entry_id(tree: pygit2.Tree | None, path: str) -> pygit2.Oid | None:
+    try:
+        return tree[path].id if tree is not None else None
+    except KeyError:
+        return None
 
 
 def describe(
@@ -364,7 +405,10 @@ def _describe_blocked(found: list[Blocked], again: str) -> str:
         + " not yet approved by a person:"
     ]
     for b in found:
-        where = where_now(b.lines) if b.lines else "(deleted)"
+        if not b.placed:
+            where = "(its own commit is not in this repository: where it is cannot be told)"
+        else:
+            where = where_now(b.lines) if b.lines else "(deleted)"
         if b.edited_as is not None:
             where += f" (edited as {shown_path(b.edited_as)})"
         how = (

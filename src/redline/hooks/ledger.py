@@ -37,7 +37,7 @@ from redline.gitops import notes
 from redline.gitops.errors import CorruptNotes
 from redline.gitops.repo import NOTES_REF, common_dir
 
-VERSION = 5
+VERSION = 6
 # Only notes with a tolerant match, a confidence below 1 or a flag enter the
 # ledger; this finds the rest without parsing their JSON (most notes are exact).
 _MAYBE_TOLERANT = re.compile(
@@ -85,7 +85,8 @@ class Ledger:
     by_commit: dict[str, list[str]]  # note's commit -> the edit ids it holds in ``entries``
     unreadable: dict[str, str] = field(default_factory=dict)  # note's commit -> why
     edits: dict[str, str] = field(default_factory=dict)  # every readable note's commit -> edit
-    squashes: dict[str, list[str]] = field(default_factory=dict)  # squash commit -> its edits
+    # a commit whose note carries several edits (a squash, or notes git joined) -> those edits
+    squashes: dict[str, list[str]] = field(default_factory=dict)
 
     def noted_edits(self) -> set[str]:
         """The edit ids some readable note records: the edits whose evidence is here."""
@@ -305,6 +306,10 @@ def _learn_blob(repo: pygit2.Repository, ledger: Ledger, commit: str, blob_id: p
             ledger.edits[commit] = found.group(1).decode("utf-8", "replace") if found else commit
         return
     try:
+        parts = notes.note_parts(data)
+        if _joined(parts):
+            _learn_joined(ledger, commit, parts)
+            return
         note = notes.decode_note(data)
     except ValueError as exc:
         where = (
@@ -319,6 +324,29 @@ def _learn_blob(repo: pygit2.Repository, ledger: Ledger, commit: str, blob_id: p
         ledger.unreadable[commit] = f"the note {problem}"
         return
     ledger.learn(commit, note)
+
+
+def _joined(parts: list[Any]) -> bool:
+    """Whether a note holds the notes of different edits that git joined: a rebase that
+    drops a commit gives its note to the commit before it (``notes.rewriteRef``)."""
+    edits = {part.get("edit") for part in parts if isinstance(part, dict)}
+    return len(parts) > 1 and len(edits) > 1
+
+
+def _learn_joined(ledger: Ledger, commit: str, parts: list[Any]) -> None:
+    """Each note git joined is its own edit's evidence, held by ``commit`` too — never
+    merged into one (that would keep one edit's id and file another's flags under it)."""
+    for part in parts:
+        problem = _shape_problem(part)
+        if problem is not None:
+            ledger.unreadable[commit] = f"the note {problem} (one of the notes git joined)"
+            return
+    carried: list[str] = []
+    for part in parts:
+        ledger.learn(commit, part)
+        carried += ledger.squashes.pop(commit, []) or [ledger.edits[commit]]
+    ledger.edits[commit] = str(parts[0].get("edit") or commit)
+    ledger.squashes[commit] = list(dict.fromkeys(carried))
 
 
 def _shape_problem(note: Any) -> str | None:

@@ -27,7 +27,7 @@ import pygit2
 
 from redline.engine.errors import RedlineError
 from redline.engine.policy import SETTINGS_FILES, Policy
-from redline.hooks.guard import carrying_commit, in_effect
+from redline.hooks.guard import edit_commits, in_effect
 from redline.hooks.ledger import Ledger
 from redline.settings.policy import PolicyError, policy_from_tree, stricter_policy
 
@@ -72,11 +72,10 @@ def _unapproved_policy_edits(
         touched = sorted(paths & POLICY_PATHS)
         if not touched:
             continue
-        commit = carrying_commit(repo, entry)
-        if commit is None:
-            continue
-        if any(in_effect(repo, commit, path, trees) for path in touched):
-            found.append((entry.edit, commit.parents[0].tree if commit.parents else None))
+        for commit in edit_commits(repo, entry):  # every commit its note is on (hooks.guard)
+            if any(in_effect(repo, commit, path, trees) for path in touched):
+                found.append((entry.edit, commit.parents[0].tree if commit.parents else None))
+                break
     return found
 
 

@@ -9,7 +9,7 @@ least recently used first.
 from __future__ import annotations
 
 from perturbations import code, with_slip
-from redline.engine.analysis import ANALYSES, SMALLEST, Analyses, characters
+from redline.engine.analysis import ANALYSES, SMALLEST, Analyses, Characters
 from redline.engine.edit import EditItem, EditRequest, apply_edit
 
 LINES = 3_000  # ~170,000 characters: past SMALLEST
@@ -70,8 +70,12 @@ def test_the_least_recently_used_text_goes_first_past_the_bound() -> None:
     assert made[-2:] == ["short", "short"]
 
 
-def test_the_characters_of_a_large_text_are_its_set() -> None:
+def test_the_characters_of_a_text_answer_as_its_set_does() -> None:
     plain = code(LINES)
     marked = plain + "“quoted” – ünïcödé 你好 🙂\u200b"
+    asked = ["“", "”", "–", "—", "ü", "你", "🙂", "\u200b", "\u2019", "a", "\n", "q", "é"]
+    asked += ["“quoted”", "你好", "", "ab"]  # not a character: never in the set
     for text in (plain, marked, "short “text”"):
-        assert characters(text) == frozenset(text)
+        chars = Characters(text)
+        for item in asked * 2:  # the second time from what was kept
+            assert (item in chars) == (item in frozenset(text)), (item, text[-30:])

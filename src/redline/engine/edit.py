@@ -332,7 +332,7 @@ def _locate(
         return _Replacement(span, item.new_string, chain.match_type)
     # Loaded here: a stream of exact edits starts without the merge machinery.
     from redline.engine import indent
-    from redline.engine.analysis import ANALYSES, characters
+    from redline.engine.analysis import ANALYSES, Characters
     from redline.engine.merge import adapt
 
     try:
@@ -343,8 +343,8 @@ def _locate(
             chain.match_type,
             line_start=span.start == 0 or text[span.start - 1] == "\n",
             line_end=span.end == len(text) or text[span.end - 1 : span.end + 1].count("\n") > 0,
-            style=ANALYSES.of(view.text, "style", lambda: indent.style(view.lines)),
-            file_chars=ANALYSES.of(text, "characters", lambda: characters(text)),
+            style=lambda: ANALYSES.of(view.text, "style", lambda: indent.style(view.lines)),
+            file_chars=Characters(text),
         )
     except TooDifferent:
         # More than one line really differs: the nearest block is another block.

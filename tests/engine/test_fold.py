@@ -497,3 +497,5 @@ def test_compact_lines_gives_each_lines_compact_key(text: str) -> None:
     assert compact is not None
     assert compact.split("\n") == [compact_key(line) for line in plain.split("\n")]
     assert fold_module.compact_lines(plain + "é") is None  # other texts are folded whole
+    # The whitespace fold made from the compact lines is the one made from the text.
+    assert fold_whitespace(plain, compact).text == re.sub(r"\s+", "", plain)

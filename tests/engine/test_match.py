@@ -260,3 +260,21 @@ def test_honest_confidence_keeps_the_unrounded_value() -> None:
     from redline.engine.match import honest_confidence
 
     assert honest_confidence("fuzzy", 0.849996) == 0.849996  # not 0.85
+
+
+def test_the_best_candidates_are_the_top_of_a_stable_sort_of_all() -> None:
+    import random
+
+    import numpy as np
+
+    from redline.engine.match import _MAX_FUZZY_CANDIDATES, _best_first
+
+    rng = random.Random(11)
+    for size in (0, 1, 39, 40, 41, 200, 5_000):
+        for levels in (2, 7, 1_000):  # many ties, some, hardly any
+            scores = np.array([rng.randrange(levels) / levels for _ in range(size)], np.float32)
+            whole = np.argsort(-scores.astype(np.float64), kind="stable")
+            assert _best_first(scores) == [int(i) for i in whole[:_MAX_FUZZY_CANDIDATES]]
+    with_nan = np.array([0.5, float("nan"), 0.9] * 30)
+    whole = np.argsort(-with_nan, kind="stable")
+    assert _best_first(with_nan) == [int(i) for i in whole[:_MAX_FUZZY_CANDIDATES]]

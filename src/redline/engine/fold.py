@@ -156,8 +156,12 @@ def fold_punctuation(text: str) -> Folded:
     return Folded(text, source, _delete(source, stages), stages)
 
 
-def fold_whitespace(text: str) -> Folded:
-    return Folded(text, text, without_spaces(text), (_WHITESPACE,), "whitespace")
+def fold_whitespace(text: str, compact: str | None = None) -> Folded:
+    """``text`` with every whitespace character removed. ``compact``: the text's
+    :func:`compact_lines`, when made already: the fold is it without its newlines
+    (one pass over a shorter text instead of another over the whole one)."""
+    folded = without_spaces(text) if compact is None else compact.replace("\n", "")
+    return Folded(text, text, folded, (_WHITESPACE,), "whitespace")
 
 
 # The ASCII characters re's \s and str.isspace() take for whitespace (the same set).

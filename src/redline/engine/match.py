@@ -98,14 +98,25 @@ class FileView:
         """Start offset of every line, plus one past the end."""
         return list(accumulate(map(_PLUS_ONE, map(len, self.lines)), initial=0))
 
+    @cached_property
+    def compact(self) -> str | None:
+        """An ASCII text's lines without their whitespace, its newlines kept
+        (:func:`compact_lines`, kept per content); None for any other text."""
+        return ANALYSES.of(self.text, "compact_lines", lambda: compact_lines(self.text))
+
     def fold(self, kind: str) -> Folded:
         if kind not in self._folds:
-            made = fold_punctuation if kind == "punctuation" else fold_whitespace
             # The strings of the fold are kept per content (engine.analysis); this
             # view's Folded, whose maps fill in as it is used, is its own.
-            kept = ANALYSES.of(self.text, f"fold:{kind}", lambda: _fold_parts(made(self.text)))
+            kept = ANALYSES.of(self.text, f"fold:{kind}", lambda: _fold_parts(self._made(kind)))
             self._folds[kind] = Folded(self.text, kept[0], kept[1], kept[2], kept[3])
         return self._folds[kind]
+
+    def _made(self, kind: str) -> Folded:
+        if kind == "punctuation":
+            return fold_punctuation(self.text)
+        # An ASCII text's from its compact lines, which _twins needs as well.
+        return fold_whitespace(self.text, self.compact if self.text.isascii() else None)
 
     def line_of(self, pos: int) -> int:
         """0-based line index of offset ``pos``."""
@@ -352,7 +363,7 @@ class _FoldedLines:
 
     def __init__(self, view: FileView) -> None:
         self._lines = view.lines
-        self._compact = compact_lines(view.text)  # the keys, a line each, or None
+        self._compact = view.compact  # the keys, a line each, or None
         self._folded: list[str] | None = None
         if self._compact is None:
             self._folded = view.fold("punctuation").text.split("\n")
@@ -406,7 +417,8 @@ class _Fuzzy:
     @property
     def scores(self) -> similarity.LineScores:
         if self._scores is None:
-            self._scores = similarity.line_scores(self.old_lines, self.view.lines)
+            tabs = None if "\t" in self.view.text else False  # no tab: none to look for
+            self._scores = similarity.line_scores(self.old_lines, self.view.lines, tabs)
         return self._scores
 
     def windows(self) -> list[Span]:
@@ -475,8 +487,17 @@ def _best_first(scores: Any) -> list[int]:
     array), highest first, equal ones in index order (as a stable sort of all gives)."""
     import numpy as np
 
-    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
-    return [int(i) for i in order[:_MAX_FUZZY_CANDIDATES]]
+    values = np.asarray(scores, dtype=np.float64)
+    top = _MAX_FUZZY_CANDIDATES
+    if len(values) > top and not np.isnan(values).any():
+        # Only the entries at least as high as the top-th highest can be among the
+        # first: they are ranked, not the whole file's lines (a partition is linear).
+        kth = np.partition(values, len(values) - top)[len(values) - top]
+        chosen = np.flatnonzero(values >= kth)  # in index order
+        order = chosen[np.argsort(-values[chosen], kind="stable")]
+    else:
+        order = np.argsort(-values, kind="stable")
+    return [int(i) for i in order[:top]]
 
 
 def _cuts_a_word(line: str, at: int) -> bool:

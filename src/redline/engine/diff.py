@@ -167,11 +167,20 @@ def _newline_region(
     # Lines that start inside the shared suffix are the same lines in both; one
     # starting exactly where it begins counts when it starts a line in both texts.
     shared = before.count("\n", a_from, len(before) - 1)
+    if prefix <= min(a_from, b_from):
+        # Each text is the shared start, its middle and the shared end: only the
+        # middles are left to count for the texts' line counts.
+        ending = shared + (a_from < len(before) and before.endswith("\n"))
+        limit = min(
+            _line_count(before, head + before.count("\n", prefix, a_from) + ending),
+            _line_count(after, head + after.count("\n", prefix, b_from) + ending),
+        )
+    else:  # the shared start and end overlap (text inserted beside its own copy)
+        limit = min(_line_count(before), _line_count(after))
     first = before.find("\n", a_from, len(before) - 1) + 1  # the first one that starts inside
     if a_from < len(before) and _starts_line(before, a_from) and _starts_line(after, b_from):
         shared += 1
         first = a_from
-    limit = min(_line_count(before), _line_count(after))
     tail = min(shared, limit - head)
     start = head_start
     for _ in range(min(head, CONTEXT)):
@@ -194,8 +203,11 @@ def _newline_region(
     )
 
 
-def _line_count(text: str) -> int:
-    return text.count("\n") + (not text.endswith("\n") and text != "")
+def _line_count(text: str, newlines: int | None = None) -> int:
+    """Lines of ``text`` (``newlines``: how many "\\n" it holds, when counted already)."""
+    if newlines is None:
+        newlines = text.count("\n")
+    return newlines + (not text.endswith("\n") and text != "")
 
 
 def _starts_line(text: str, offset: int) -> bool:

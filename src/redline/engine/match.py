@@ -11,11 +11,9 @@ All positions are offsets into the LF view of the file.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import accumulate
 from typing import Any
 
 from redline.engine import budget, similarity
@@ -94,9 +92,19 @@ class FileView:
         return self.text.split("\n")
 
     @cached_property
-    def offsets(self) -> list[int]:
-        """Start offset of every line, plus one past the end."""
-        return list(accumulate(map(_PLUS_ONE, map(len, self.lines)), initial=0))
+    def offsets(self) -> Any:
+        """Start offset of every line, plus one past the end (a numpy array: a prefix
+        sum in C; :meth:`offset` reads one as an int)."""
+        import numpy as np  # a view's offsets serve the fuzzy tiers, which load numpy
+
+        starts = np.zeros(len(self.lines) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, self.lines), np.int64, len(self.lines)), out=starts[1:])
+        starts[1:] += np.arange(1, len(self.lines) + 1)  # each line's newline
+        return starts
+
+    def offset(self, line: int) -> int:
+        """Start offset of line ``line`` (``len(lines)``: one past the end)."""
+        return int(self.offsets[line])
 
     @cached_property
     def compact(self) -> str | None:
@@ -121,18 +129,15 @@ class FileView:
     def line_of(self, pos: int) -> int:
         """0-based line index of offset ``pos``."""
         if "offsets" in self.__dict__:  # made already: a search, not a count up to pos
-            return bisect_right(self.offsets, pos) - 1
+            return int(self.offsets.searchsorted(pos, side="right")) - 1
         return self.text.count("\n", 0, pos)
 
     def block_end(self, last_line: int, with_newline: bool) -> int:
         """Offset just past line ``last_line`` (and its newline when asked and present)."""
-        end = self.offsets[last_line + 1] - 1
+        end = self.offset(last_line + 1) - 1
         if with_newline and last_line < len(self.lines) - 1:
             end += 1
         return end
-
-
-_PLUS_ONE = (1).__add__  # a line's length with its newline, counted in C
 
 
 def _fold_parts(folded: Folded) -> tuple[str, str, tuple[re.Pattern[str], ...], str]:
@@ -319,7 +324,7 @@ def _twins(view: FileView, best: Span) -> list[Span]:
     fuzzy score tells them apart only by their layout, which says nothing of which
     one old_string quotes."""
     first, last = view.line_of(best.start), view.line_of(max(best.start, best.end - 1))
-    if view.offsets[first] != best.start:
+    if view.offset(first) != best.start:
         return []  # part of a line: its twins are not whole lines
     lines = _FoldedLines(view)
     if lines.count != len(view.lines):
@@ -345,7 +350,7 @@ def _twins(view: FileView, best: Span) -> list[Span]:
                 n += 1
             j += 1
         if n == len(quoted):
-            span = Span(view.offsets[i], view.block_end(j - 1, ends_line), best.score)
+            span = Span(view.offset(i), view.block_end(j - 1, ends_line), best.score)
             if not span.overlaps(best) and not any(span.overlaps(t) for t in twins):
                 twins.append(span)
     return twins
@@ -368,8 +373,8 @@ class _FoldedLines:
         if self._compact is None:
             self._folded = view.fold("punctuation").text.split("\n")
             self.count = len(self._folded)
-        else:
-            self.count = self._compact.count("\n") + 1
+        else:  # the compact lines keep every newline: one key a line
+            self.count = len(self._lines)
         self._keys: dict[int, str] = {}
 
     def line(self, i: int) -> str:
@@ -435,7 +440,7 @@ class _Fuzzy:
             for size in (n - 1, n, n + 1):
                 if size < 1 or i + size > total:
                     continue
-                start = self.view.offsets[i]
+                start = self.view.offset(i)
                 windows.append((i, start, self.view.block_end(i + size - 1, self.with_newline)))
         if not windows:
             return []
@@ -458,7 +463,7 @@ class _Fuzzy:
             if refined is None:
                 continue
             start, end = refined
-            base = self.view.offsets[j]
+            base = self.view.offset(j)
             spans.append(
                 Span(base + start, base + end, similarity.ratio(self.old, lines[j][start:end]))
             )
@@ -474,7 +479,7 @@ class _Fuzzy:
             return []
         return [
             Span(
-                self.view.offsets[i],
+                self.view.offset(i),
                 self.view.block_end(i + n - 1, self.with_newline),
                 float(means[i]),
             )

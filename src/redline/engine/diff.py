@@ -20,7 +20,9 @@ def unified(path: str, before: str, after: str, shared: tuple[int, int] = (0, 0)
     characters the texts are known to share at the start and at the end (at least)."""
     if before == after:
         return ""
-    if _other_breaks(before) or _other_breaks(after):
+    # What the texts share is looked through once, in ``before``.
+    middle = after[shared[0] : len(after) - shared[1]]
+    if _other_breaks(before) or _other_breaks(middle):
         a = before.splitlines(keepends=True)
         b = after.splitlines(keepends=True)
         lo, a_end, b_end = _region(a, b)

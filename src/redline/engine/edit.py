@@ -271,7 +271,7 @@ def _locate(
     view: FileView, item: EditItem, threshold: float, limit: int, prefixes: bool = True
 ) -> _Replacement:
     old = item.old_string
-    if prefixes and old not in view.text:
+    if prefixes and not view.find_all(old):  # kept: the exact tier looks for it again
         prefixed = _prefixed(view, item)
         if prefixed is not None:
             return prefixed

@@ -86,6 +86,15 @@ class FileView:
     def __init__(self, text: str) -> None:
         self.text = text
         self._folds: dict[str, Folded] = {}
+        self._found: dict[str, tuple[int, ...]] = {}
+
+    def find_all(self, needle: str) -> tuple[int, ...]:
+        """:func:`find_all` in the text, kept for the view: a request looks for
+        old_string more than once (is it there at all, then where)."""
+        found = self._found.get(needle)
+        if found is None:
+            found = self._found[needle] = tuple(find_all(self.text, needle))
+        return found
 
     @cached_property
     def lines(self) -> list[str]:
@@ -208,7 +217,7 @@ def inside_indentation(text: str, pos: int, old: str) -> bool:
 def _exact(view: FileView, old: str) -> list[Span]:
     return [
         Span(p, p + len(old), CONFIDENCE["exact"])
-        for p in find_all(view.text, old)
+        for p in view.find_all(old)
         if not inside_indentation(view.text, p, old)
     ]
 

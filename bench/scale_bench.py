@@ -2,6 +2,7 @@
 
     python bench/scale_bench.py [--files 100000] [--other SRC] [--dir DIR]
         [--requests 1000] [--memory-requests 10000] [--json FILE]
+        [--skip-daemon | --fuzzy-only] [--rounds 3]
 
 Builds (once; kept in ``--dir``) a repository of ``--files`` files the way
 ``git_bench.py`` does (100 small modules a directory, one commit, packed; no
@@ -29,6 +30,9 @@ example ``/work/main/src``), alternating — starts a daemon running that code
    too): the first request on the file's content and the next one on the same
    content, wall time and the process's CPU time (steadier on a busy machine).
 
+``--skip-daemon`` measures 4 and 5 only; ``--fuzzy-only`` 5 only (no repository
+is built).
+
 Prints each figure per code and the ratios; exit status 0 unless it crashes.
 """
 
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -257,6 +262,32 @@ def one_round(src: Path, base: Path, repo: Path, dirs: int, args: argparse.Names
     return figures
 
 
+def fuzzy_only(args: argparse.Namespace) -> None:
+    """Measure 5 alone, alternating the codes ``--rounds`` times; print medians and ratios."""
+    base = Path(tempfile.mkdtemp(prefix="rl-fuzzy-", dir="/tmp"))
+    srcs = [("this", HERE)] + ([("other", args.other)] if args.other else [])
+    names = ("imports", "first", "same_content", "first_cpu", "same_content_cpu")
+    fuzzy: dict[str, list[tuple[float, ...]]] = {label: [] for label, _ in srcs}
+    for _ in range(args.rounds):
+        for label, src in srcs:  # alternating, so both see the same load
+            bench = Bench(Path(tempfile.mkdtemp(dir=base, prefix="env-")), src)
+            fuzzy[label].append(measure_fuzzy(bench))
+    results: dict[str, Any] = {}
+    for label, _ in srcs:
+        results[label] = {
+            f"fuzzy_{name}_ms": statistics.median(f[n] for f in fuzzy[label])
+            for n, name in enumerate(names)
+        }
+        print(label, json.dumps(results[label]), flush=True)
+    if args.other:
+        this, other = results["this"], results["other"]
+        results["ratios_this_over_other"] = {key: this[key] / other[key] for key in this}
+        print(json.dumps(results["ratios_this_over_other"], indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    shutil.rmtree(base, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=100_000)
@@ -268,7 +299,11 @@ def main() -> None:
     parser.add_argument("--guard-runs", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3, help="alternations of guard/fuzzy")
     parser.add_argument("--skip-daemon", action="store_true", help="only guard and fuzzy")
+    parser.add_argument("--fuzzy-only", action="store_true", help="only the fuzzy edit")
     args = parser.parse_args()
+    if args.fuzzy_only:
+        fuzzy_only(args)
+        return
     base = args.dir or Path(tempfile.mkdtemp(prefix="rl-scale-", dir="/tmp"))
     base.mkdir(parents=True, exist_ok=True)
     dirs = max(1, args.files // 100)

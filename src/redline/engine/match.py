@@ -117,9 +117,20 @@ class FileView:
 
     @cached_property
     def compact(self) -> str | None:
-        """An ASCII text's lines without their whitespace, its newlines kept
-        (:func:`compact_lines`, kept per content); None for any other text."""
+        """Each line's compact key, its newlines kept (:func:`compact_lines`, kept per
+        content); None for a text with invisible characters or combining marks."""
         return ANALYSES.of(self.text, "compact_lines", lambda: compact_lines(self.text))
+
+    @cached_property
+    def skeleton(self) -> str | None:
+        """The punctuation fold of the text without its whitespace, when made cheaply
+        (from the whitespace fold, or the compact lines); else None."""
+        if self.text.isascii():  # its punctuation fold only deletes spaces
+            return self.fold("whitespace").text
+        compact = self.compact
+        if compact is None:
+            return None
+        return ANALYSES.of(self.text, "skeleton", lambda: compact.replace("\n", ""))
 
     def fold(self, kind: str) -> Folded:
         if kind not in self._folds:
@@ -236,10 +247,10 @@ def _punctuation(view: FileView, old: str) -> list[Span]:
     # (it would leave the rest of the indentation in front of the replacement), and a
     # line-terminated one never matches part of a longer line.
     needle = fold_punctuation(old)
-    if view.text.isascii() and without_spaces(needle.text) not in view.fold("whitespace").text:
-        # The punctuation fold of an ASCII file only deletes spaces: a needle it holds is
-        # in the file with every space removed too. That fold is the whitespace tier's
-        # (kept per content), and cheaper than this one, which is not made for nothing.
+    skeleton = view.skeleton
+    if skeleton is not None and without_spaces(needle.text) not in skeleton:
+        # A needle the file's punctuation fold holds is in it with every space removed
+        # too. The whole fold (a regex pass over the text) is not made for nothing.
         return []
     spans = _folded_tier(view, old, "punctuation", needle)
     return [s for s in spans if _whole_lines(view.text, s, old)]
@@ -369,10 +380,11 @@ class _FoldedLines:
     """The punctuation-folded lines of a file, and each one's compact key (its folded
     text without spaces), for :func:`_twins`.
 
-    An ASCII file is not folded whole: its fold only deletes spaces, so a line's key
-    is the line without its whitespace, and the lines with a given key are found in
-    one byte-wise pass over the file; a line is folded when it is looked at. Any
-    other file is folded whole (the fold is kept per content).
+    A file without invisible characters or combining marks is not folded whole: its
+    fold only translates marks 1:1 and deletes spaces, so a line's key is the line
+    without its whitespace, translated, and the lines with a given key are found in
+    one pass over the file's compact lines; a line is folded when it is looked at.
+    Any other file is folded whole (the fold is kept per content).
     """
 
     def __init__(self, view: FileView) -> None:

@@ -735,11 +735,18 @@ def _write(
                 described.end_line,
             )
         )
-    new_text = text
+    # The replacements do not overlap: made from the last to the first, each one's
+    # endings are read in text the later ones leave as it was; the new text is
+    # joined once (not copied whole per replacement).
     new_endings = endings
+    pieces: list[str] = []
+    kept_to = len(text)
     for rep in sorted(replacements, key=lambda r: r.span.start, reverse=True):
-        new_endings = new_endings.replace(new_text, rep.span.start, rep.span.end, rep.text)
-        new_text = new_text[: rep.span.start] + rep.text + new_text[rep.span.end :]
+        new_endings = new_endings.replace(text, rep.span.start, rep.span.end, rep.text)
+        pieces += (text[rep.span.end : kept_to], rep.text)
+        kept_to = rep.span.start
+    pieces.append(text[:kept_to])
+    new_text = "".join(reversed(pieces))
     try:
         data = decoded.encode(new_endings.restore(new_text))
     except FileFormatError as exc:

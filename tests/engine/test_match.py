@@ -278,3 +278,18 @@ def test_the_best_candidates_are_the_top_of_a_stable_sort_of_all() -> None:
     with_nan = np.array([0.5, float("nan"), 0.9] * 30)
     whole = np.argsort(-with_nan, kind="stable")
     assert _best_first(with_nan) == [int(i) for i in whole[:_MAX_FUZZY_CANDIDATES]]
+
+
+def test_line_of_answers_the_same_in_any_order_asked() -> None:
+    import random
+
+    rng = random.Random(4)
+    text = "".join(rng.choice(["a", "\n", "bc", "\n\n"]) for _ in range(400))
+    view = FileView(text)
+    asked = [rng.randrange(len(text) + 1) for _ in range(300)]
+    asked += sorted(asked)  # in order, as a replace_all's matches are described
+    for pos in asked:
+        assert view.line_of(pos) == text.count("\n", 0, pos)
+    _ = view.offsets  # once the offsets are made, by a search in them
+    for pos in asked:
+        assert view.line_of(pos) == text.count("\n", 0, pos)

@@ -87,6 +87,7 @@ class FileView:
         self.text = text
         self._folds: dict[str, Folded] = {}
         self._found: dict[str, tuple[int, ...]] = {}
+        self._counted = (0, 0)  # the last offset line_of counted up to, and its line
 
     def find_all(self, needle: str) -> tuple[int, ...]:
         """:func:`find_all` in the text, kept for the view: a request looks for
@@ -150,7 +151,14 @@ class FileView:
         """0-based line index of offset ``pos``."""
         if "offsets" in self.__dict__:  # made already: a search, not a count up to pos
             return int(self.offsets.searchsorted(pos, side="right")) - 1
-        return self.text.count("\n", 0, pos)
+        # Counted on from the last offset asked for when it is not past pos: the
+        # matches of a replace_all are described in order, each in one short count.
+        last, line = self._counted
+        if last > pos:
+            last = line = 0
+        line += self.text.count("\n", last, pos)
+        self._counted = (pos, line)
+        return line
 
     def block_end(self, last_line: int, with_newline: bool) -> int:
         """Offset just past line ``last_line`` (and its newline when asked and present)."""

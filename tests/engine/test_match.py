@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from redline.engine.match import CONFIDENCE, FileView, find_all, match_chain
 
@@ -293,3 +295,30 @@ def test_line_of_answers_the_same_in_any_order_asked() -> None:
     _ = view.offsets  # once the offsets are made, by a search in them
     for pos in asked:
         assert view.line_of(pos) == text.count("\n", 0, pos)
+
+
+_TYPOGRAPHIC = st.text(
+    alphabet=st.sampled_from([*"ab(),.:; \n\t\u00a0\u3000“”‘’–—，。（）「」é\uff41", "\u200b"]),
+    max_size=40,
+)
+
+
+@settings(max_examples=200)
+@given(_TYPOGRAPHIC, _TYPOGRAPHIC, st.data())
+def test_the_punctuation_tier_finds_what_the_whole_fold_finds(
+    text: str, other: str, data: st.DataObject
+) -> None:
+    """Looked through by the file's compact lines first, the punctuation tier finds the
+    same candidates as by folding the whole file (for old_string cut from the file,
+    retyped with ASCII marks, or other text)."""
+    from redline.engine.fold import translate_punctuation
+    from redline.engine.match import _punctuation
+
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    for old in (text[start:end], translate_punctuation(text[start:end]), other):
+        if not old:
+            continue
+        quick, whole = FileView(text), FileView(text)
+        whole.__dict__["skeleton"] = None  # no shortcut: the whole fold
+        assert _punctuation(quick, old) == _punctuation(whole, old)

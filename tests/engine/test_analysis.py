@@ -40,6 +40,22 @@ def test_a_second_fuzzy_edit_on_the_same_content_reuses_the_analyses() -> None:
     assert other.result.status == "applied" and other.data != first.data
 
 
+def test_the_indentation_style_is_learnt_only_when_the_match_does_not_tell() -> None:
+    """A fuzzy match indented as old_string is merged without the file's style; one
+    indented otherwise, at one depth, needs the file's steps to place its lines."""
+    text = code(LINES)
+    block = code(12, start=1_700)
+    plain = EditRequest(path="big.py", edits=(EditItem(with_slip(block), block + "    x = 1\n"),))
+    assert apply_edit(text.encode(), plain).result.status == "applied"
+    assert "style" not in ANALYSES.kinds(text)
+    shifted = "".join("  " + line for line in with_slip(block).splitlines(keepends=True))
+    new = "".join("  " + line for line in block.splitlines(keepends=True)) + "    if x:\n      y\n"
+    moved = EditRequest(path="big.py", edits=(EditItem(shifted, new),))
+    answer = apply_edit(text.encode(), moved)
+    assert answer.result.match_type == "fuzzy"
+    assert "style" in ANALYSES.kinds(text)
+
+
 def test_another_content_is_analysed_anew() -> None:
     data = code(LINES).encode()
     apply_edit(data, fuzzy_request(1_500))

@@ -60,6 +60,11 @@ class Analyses:
                 self._chars -= len(dropped)
         return value
 
+    def kinds(self, text: str) -> frozenset[str]:
+        """The kinds of analysis kept for ``text`` (none once it is dropped)."""
+        with self._lock:
+            return frozenset(self._by_text.get(text, ()))
+
     def clear(self) -> None:
         with self._lock:
             self._by_text.clear()

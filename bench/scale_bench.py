@@ -28,7 +28,8 @@ example ``/work/main/src``), alternating — starts a daemon running that code
    after a small tolerant edit has imported the tolerant tiers' libraries (the
    daemon imports them when requests first pause; that edit's time is printed
    too): the first request on the file's content and the next one on the same
-   content, wall time and the process's CPU time (steadier on a busy machine).
+   content, wall time and the process's CPU time (steadier on a busy machine);
+   then the same on the file with one line of typographic marks (``marks_``).
 
 ``--skip-daemon`` measures 4 and 5 only; ``--fuzzy-only`` 5 only (no repository
 is built).
@@ -209,16 +210,24 @@ def request(start):
 t = time.perf_counter()
 assert apply_edit(code(300).encode(), request(100)).result.status == "applied"
 imports = (time.perf_counter() - t) * 1000
-out = []
-cpu = []
-for start in (50_000, 83_000):
-    t, c = time.perf_counter(), time.process_time()
-    answer = apply_edit(data, request(start))
-    out.append((time.perf_counter() - t) * 1000)
-    cpu.append((time.process_time() - c) * 1000)
-    assert answer.result.status == "applied", answer.result
-print(imports, out[0], out[1], cpu[0], cpu[1])
+figures = [imports]
+# The file as it is, then with one line holding typographic marks (a curly quote,
+# an accented letter): the punctuation tier's fold of a non-ASCII text differs.
+marked = data.replace(b"value_77 = ", 'value_77 = "caf\u00e9 \u201cx\u201d" + '.encode(), 1)
+for content in (data, marked):
+    out = []
+    cpu = []
+    for start in (50_000, 83_000):
+        t, c = time.perf_counter(), time.process_time()
+        answer = apply_edit(content, request(start))
+        out.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
+        assert answer.result.status == "applied", answer.result
+    figures += [out[0], out[1], cpu[0], cpu[1]]
+print(*figures)
 """
+FUZZY_NAMES = ("imports", "first", "same_content", "first_cpu", "same_content_cpu")
+FUZZY_NAMES += tuple(f"marks_{name}" for name in FUZZY_NAMES[1:])
 
 
 def measure_guard(bench: Bench, repo: Path, runs: int) -> float:
@@ -240,7 +249,7 @@ def measure_fuzzy(bench: Bench) -> tuple[float, ...]:
         capture_output=True,
         check=True,
     )
-    return tuple(float(figure) for figure in done.stdout.split()[-5:])
+    return tuple(float(figure) for figure in done.stdout.split()[-len(FUZZY_NAMES) :])
 
 
 def one_round(src: Path, base: Path, repo: Path, dirs: int, args: argparse.Namespace) -> Any:
@@ -266,7 +275,7 @@ def fuzzy_only(args: argparse.Namespace) -> None:
     """Measure 5 alone, alternating the codes ``--rounds`` times; print medians and ratios."""
     base = Path(tempfile.mkdtemp(prefix="rl-fuzzy-", dir="/tmp"))
     srcs = [("this", HERE)] + ([("other", args.other)] if args.other else [])
-    names = ("imports", "first", "same_content", "first_cpu", "same_content_cpu")
+    names = FUZZY_NAMES
     fuzzy: dict[str, list[tuple[float, ...]]] = {label: [] for label, _ in srcs}
     for _ in range(args.rounds):
         for label, src in srcs:  # alternating, so both see the same load
@@ -329,7 +338,7 @@ def main() -> None:
     subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--", "d000/m000.py"], check=True)
     for label, _ in srcs:
         results[label]["guard_hook_p50_ms"] = statistics.median(guards[label])
-        names = ("imports", "first", "same_content", "first_cpu", "same_content_cpu")
+        names = FUZZY_NAMES
         for n, name in enumerate(names):
             results[label][f"fuzzy_{name}_ms"] = statistics.median(f[n] for f in fuzzy[label])
         print(label, json.dumps(results[label]), flush=True)

@@ -169,16 +169,16 @@ def _newline_region(
     # Lines that start inside the shared suffix are the same lines in both; one
     # starting exactly where it begins counts when it starts a line in both texts.
     shared = before.count("\n", a_from, len(before) - 1)
-    if prefix <= min(a_from, b_from):
-        # Each text is the shared start, its middle and the shared end: only the
-        # middles are left to count for the texts' line counts.
-        ending = shared + (a_from < len(before) and before.endswith("\n"))
-        limit = min(
-            _line_count(before, head + before.count("\n", prefix, a_from) + ending),
-            _line_count(after, head + after.count("\n", prefix, b_from) + ending),
-        )
-    else:  # the shared start and end overlap (text inserted beside its own copy)
-        limit = min(_line_count(before), _line_count(after))
+    # Each text is the shared start, its middle and the shared end (cut where the two
+    # would overlap, as text inserted beside a copy of its own end makes them): only
+    # the middles are left to count for the texts' line counts.
+    end = min(suffix, len(before) - prefix, len(after) - prefix)
+    ending = shared + (a_from < len(before) and before.endswith("\n"))
+    ending -= before.count("\n", a_from, len(before) - end)  # the overlap, if any
+    limit = min(
+        _line_count(before, head + before.count("\n", prefix, len(before) - end) + ending),
+        _line_count(after, head + after.count("\n", prefix, len(after) - end) + ending),
+    )
     first = before.find("\n", a_from, len(before) - 1) + 1  # the first one that starts inside
     if a_from < len(before) and _starts_line(before, a_from) and _starts_line(after, b_from):
         shared += 1
@@ -205,10 +205,8 @@ def _newline_region(
     )
 
 
-def _line_count(text: str, newlines: int | None = None) -> int:
-    """Lines of ``text`` (``newlines``: how many "\\n" it holds, when counted already)."""
-    if newlines is None:
-        newlines = text.count("\n")
+def _line_count(text: str, newlines: int) -> int:
+    """Lines of ``text``, which holds ``newlines`` "\\n"."""
     return newlines + (not text.endswith("\n") and text != "")
 
 

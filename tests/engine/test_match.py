@@ -303,7 +303,7 @@ _TYPOGRAPHIC = st.text(
 )
 
 
-@settings(max_examples=200)
+@settings(max_examples=300)
 @given(_TYPOGRAPHIC, _TYPOGRAPHIC, st.data())
 def test_the_punctuation_tier_finds_what_the_whole_fold_finds(
     text: str, other: str, data: st.DataObject

@@ -141,6 +141,14 @@ class FileView:
             self._folds[kind] = Folded(self.text, kept[0], kept[1], kept[2], kept[3])
         return self._folds[kind]
 
+    @cached_property
+    def skeleton_line_starts(self) -> Any:
+        """Where each line's key starts in :attr:`skeleton` (a numpy array; a line
+        with an empty key starts where the next one does). Needs the compact lines."""
+        assert self.compact is not None
+        compact = self.compact
+        return ANALYSES.of(self.text, "skeleton_lines", lambda: _key_starts(compact))
+
     def _made(self, kind: str) -> Folded:
         if kind == "punctuation":
             return fold_punctuation(self.text)
@@ -166,6 +174,21 @@ class FileView:
         if with_newline and last_line < len(self.lines) - 1:
             end += 1
         return end
+
+
+def _key_starts(compact: str) -> Any:
+    import numpy as np
+
+    if compact.isascii():
+        codes = np.frombuffer(compact.encode("ascii"), dtype=np.uint8)
+    else:
+        codes = np.frombuffer(compact.encode("utf-32-le"), dtype="<u4")
+    newlines = np.flatnonzero(codes == ord("\n"))
+    # Line k starts after the k-th newline of the compact lines, which the skeleton
+    # does not have: k characters earlier there.
+    starts = np.zeros(len(newlines) + 1, dtype=np.int64)
+    starts[1:] = newlines + 1 - np.arange(1, len(newlines) + 1)
+    return starts
 
 
 def _fold_parts(folded: Folded) -> tuple[str, str, tuple[re.Pattern[str], ...], str]:
@@ -256,12 +279,46 @@ def _punctuation(view: FileView, old: str) -> list[Span]:
     # line-terminated one never matches part of a longer line.
     needle = fold_punctuation(old)
     skeleton = view.skeleton
-    if skeleton is not None and without_spaces(needle.text) not in skeleton:
+    key = without_spaces(needle.text)
+    if skeleton is not None and key not in skeleton:
         # A needle the file's punctuation fold holds is in it with every space removed
         # too. The whole fold (a regex pass over the text) is not made for nothing.
         return []
-    spans = _folded_tier(view, old, "punctuation", needle)
+    if skeleton is not None and key:
+        spans = _punctuation_near(view, skeleton, needle, key)
+    else:
+        spans = _folded_tier(view, old, "punctuation", needle)
     return [s for s in spans if _whole_lines(view.text, s, old)]
+
+
+def _punctuation_near(view: FileView, skeleton: str, needle: Folded, key: str) -> list[Span]:
+    """:func:`_folded_tier`'s punctuation spans, found by folding only the lines around
+    each place the needle's ``key`` (its text without spaces) is in the skeleton.
+
+    The fold of such a text deletes spaces within a line only, so a run of whole
+    lines folds alone as it does in the whole text. A match's first character that
+    is not a space is where the key is, and the match spans as many newlines as the
+    needle: it lies within that many lines of that place on either side."""
+    starts = view.skeleton_line_starts
+    reach = needle.text.count("\n")
+    last_line = len(starts) - 1
+    ranges: list[list[int]] = []
+    for at in find_all(skeleton, key):
+        line = int(starts.searchsorted(at, side="right")) - 1
+        first, last = max(0, line - reach), min(last_line, line + reach)
+        if ranges and first <= ranges[-1][1]:  # overlapping: searched once
+            ranges[-1][1] = max(ranges[-1][1], last)
+        else:
+            ranges.append([first, last])
+    text, spans = view.text, []
+    for first, last in ranges:
+        base = view.offset(first)
+        local = fold_punctuation(text[base : view.offset(last + 1) - 1])
+        for pos in find_all(local.text, needle.text):
+            start, end = local.span(pos, pos + len(needle.text))
+            if _clean_edges(text, base + start, base + end, needle.text):
+                spans.append(Span(base + start, base + end, CONFIDENCE["punctuation"]))
+    return spans
 
 
 def _whitespace(view: FileView, old: str) -> list[Span]:

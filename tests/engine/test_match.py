@@ -322,3 +322,24 @@ def test_the_punctuation_tier_finds_what_the_whole_fold_finds(
         quick, whole = FileView(text), FileView(text)
         whole.__dict__["skeleton"] = None  # no shortcut: the whole fold
         assert _punctuation(quick, old) == _punctuation(whole, old)
+
+
+@settings(max_examples=300)
+@given(_TYPOGRAPHIC, st.data())
+def test_the_whitespace_tier_maps_back_by_line_as_by_every_kept_character(
+    text: str, data: st.DataObject
+) -> None:
+    """With compact lines, a whitespace match is mapped back to the file line by line;
+    without, through the positions of every character the fold keeps: the same spans."""
+    from redline.engine.match import _whitespace
+
+    text = data.draw(st.sampled_from(["", "x = ( 1 ,\t2 )\n" * 400])) + text  # small, or large
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, min(len(text), start + 50)))
+    cut = text[start:end]
+    for old in (cut, cut.replace(" ", ""), cut.replace("\n", "\n  ")):
+        if not old.strip():
+            continue
+        by_line, by_char = FileView(text), FileView(text)
+        by_char.__dict__["compact"] = None
+        assert _whitespace(by_line, old) == _whitespace(by_char, old)

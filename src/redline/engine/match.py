@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import islice
 from typing import Any
 
 from redline.engine import budget, similarity
@@ -43,6 +44,7 @@ MIN_FUZZY_CHARS = 10
 _MAX_FUZZY_CANDIDATES = 40
 _PREFILTER_SLACK = 0.2
 _WORD = re.compile(r"\w")
+_NOT_SPACE = re.compile(r"\S")  # what the whitespace fold keeps
 
 
 def honest_confidence(match_type: str, score: float) -> float:
@@ -103,10 +105,14 @@ class FileView:
 
     @cached_property
     def offsets(self) -> Any:
-        """Start offset of every line, plus one past the end (a numpy array: a prefix
-        sum in C; :meth:`offset` reads one as an int)."""
-        import numpy as np  # a view's offsets serve the fuzzy tiers, which load numpy
+        """Start offset of every line, plus one past the end (a numpy array: an ASCII
+        text's newlines found byte-wise, another's from its lines' lengths, in C;
+        :meth:`offset` reads one as an int)."""
+        import numpy as np  # a view's offsets serve the tolerant tiers, which load numpy
 
+        if self.text.isascii():
+            codes = np.frombuffer(self.text.encode("ascii"), dtype=np.uint8)
+            return _after(np.flatnonzero(codes == ord("\n")), len(self.text) + 1)
         starts = np.zeros(len(self.lines) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, self.lines), np.int64, len(self.lines)), out=starts[1:])
         starts[1:] += np.arange(1, len(self.lines) + 1)  # each line's newline
@@ -140,6 +146,18 @@ class FileView:
             kept = ANALYSES.of(self.text, f"fold:{kind}", lambda: _fold_parts(self._made(kind)))
             self._folds[kind] = Folded(self.text, kept[0], kept[1], kept[2], kept[3])
         return self._folds[kind]
+
+    def kept_origin(self, j: int) -> int:
+        """The offset in the text of its ``j``-th character that is not whitespace
+        (position ``j`` of the whitespace fold), found by line: in the line whose key
+        holds it, the character it is among the line's own (needs the compact lines,
+        whose keys are as long as each line's text without its whitespace)."""
+        starts = self.skeleton_line_starts
+        line = int(starts.searchsorted(j, side="right")) - 1
+        begin, end = self.offset(line), self.offset(line + 1) - 1
+        column = j - int(starts[line])
+        kept = _NOT_SPACE.finditer(self.text, begin, end)
+        return next(islice(kept, column, None)).start()
 
     @cached_property
     def skeleton_line_starts(self) -> Any:
@@ -186,8 +204,19 @@ def _key_starts(compact: str) -> Any:
     newlines = np.flatnonzero(codes == ord("\n"))
     # Line k starts after the k-th newline of the compact lines, which the skeleton
     # does not have: k characters earlier there.
-    starts = np.zeros(len(newlines) + 1, dtype=np.int64)
-    starts[1:] = newlines + 1 - np.arange(1, len(newlines) + 1)
+    return _after(newlines - np.arange(1, len(newlines) + 1))
+
+
+def _after(newlines: Any, end: int | None = None) -> Any:
+    """Line starts from the offsets of the newlines (each line starts one past the
+    newline before it), then ``end`` if given; read-only, as they may be kept."""
+    import numpy as np
+
+    starts = np.zeros(len(newlines) + 1 + (end is not None), dtype=np.int64)
+    starts[1 : len(newlines) + 1] = newlines + 1
+    if end is not None:
+        starts[-1] = end
+    starts.flags.writeable = False
     return starts
 
 
@@ -339,9 +368,16 @@ def _folded_tier(view: FileView, old: str, kind: str, needle: Folded) -> list[Sp
     if not needle.text:
         return []
     folded = view.fold(kind)
+    # The whitespace fold of a text with compact lines is mapped back by line, not by
+    # an index of every character the fold keeps.
+    by_line = kind == "whitespace" and view.compact is not None
     spans = []
     for pos in find_all(folded.text, needle.text):
-        start, end = folded.span(pos, pos + len(needle.text))
+        if by_line:
+            last = pos + len(needle.text) - 1
+            start, end = view.kept_origin(pos), view.kept_origin(last) + 1
+        else:
+            start, end = folded.span(pos, pos + len(needle.text))
         if _clean_edges(view.text, start, end, needle.text):
             spans.append(Span(start, end, CONFIDENCE[kind]))
     return spans

@@ -29,7 +29,8 @@ example ``/work/main/src``), alternating — starts a daemon running that code
    daemon imports them when requests first pause; that edit's time is printed
    too): the first request on the file's content and the next one on the same
    content, wall time and the process's CPU time (steadier on a busy machine);
-   then the same on the file with one line of typographic marks (``marks_``).
+   then the same on the file with one line of typographic marks (``marks_``),
+   and a re-indented edit without a slip (the whitespace tier's, ``reindent_``).
 
 ``--skip-daemon`` measures 4 and 5 only; ``--fuzzy-only`` 5 only (no repository
 is built).
@@ -201,10 +202,14 @@ sys.path.insert(0, sys.argv[1])
 from perturbations import code, with_slip
 from redline.engine.edit import EditItem, EditRequest, apply_edit
 data = code(100_000).encode()
-def request(start):
+def request(start, shift=False):
     block = code(3, start=start)
-    return EditRequest(path="big.py", edits=(EditItem(with_slip(block),
-        block.replace(f"gamma={start + 1})", "gamma=-1)")),))
+    new = block.replace(f"gamma={start + 1})", "gamma=-1)")
+    if shift:  # re-indented, no slip: the whitespace tier's
+        return EditRequest(path="big.py", edits=(EditItem(
+            "".join("  " + line for line in block.splitlines(True)),
+            "".join("  " + line for line in new.splitlines(True))),))
+    return EditRequest(path="big.py", edits=(EditItem(with_slip(block), new),))
 # The libraries of the tolerant tiers are imported first, as the daemon does when
 # requests first pause (daemon.housekeeping): what is timed is the file's content.
 t = time.perf_counter()
@@ -214,12 +219,13 @@ figures = [imports]
 # The file as it is, then with one line holding typographic marks (a curly quote,
 # an accented letter): the punctuation tier's fold of a non-ASCII text differs.
 marked = data.replace(b"value_77 = ", 'value_77 = "caf\u00e9 \u201cx\u201d" + '.encode(), 1)
-for content in (data, marked):
+shifted = data.replace(b"value_5 = ", b"value_5  = ", 1)  # another content
+for content, shift in ((data, False), (marked, False), (shifted, True)):
     out = []
     cpu = []
     for start in (50_000, 83_000):
         t, c = time.perf_counter(), time.process_time()
-        answer = apply_edit(content, request(start))
+        answer = apply_edit(content, request(start, shift))
         out.append((time.perf_counter() - t) * 1000)
         cpu.append((time.process_time() - c) * 1000)
         assert answer.result.status == "applied", answer.result
@@ -227,7 +233,7 @@ for content in (data, marked):
 print(*figures)
 """
 FUZZY_NAMES = ("imports", "first", "same_content", "first_cpu", "same_content_cpu")
-FUZZY_NAMES += tuple(f"marks_{name}" for name in FUZZY_NAMES[1:])
+FUZZY_NAMES += tuple(f"{kind}_{name}" for kind in ("marks", "reindent") for name in FUZZY_NAMES[1:])
 
 
 def measure_guard(bench: Bench, repo: Path, runs: int) -> float:

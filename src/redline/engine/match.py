@@ -209,10 +209,13 @@ def _key_starts(compact: str) -> Any:
 
 def _after(newlines: Any, end: int | None = None) -> Any:
     """Line starts from the offsets of the newlines (each line starts one past the
-    newline before it), then ``end`` if given; read-only, as they may be kept."""
+    newline before it), then ``end`` if given; read-only, as they may be kept (in
+    4 bytes each where they fit)."""
     import numpy as np
 
-    starts = np.zeros(len(newlines) + 1 + (end is not None), dtype=np.int64)
+    top = end if end is not None else int(newlines[-1]) + 1 if len(newlines) else 0
+    wide = np.int64 if top >= 2**31 else np.int32
+    starts = np.zeros(len(newlines) + 1 + (end is not None), dtype=wide)
     starts[1 : len(newlines) + 1] = newlines + 1
     if end is not None:
         starts[-1] = end

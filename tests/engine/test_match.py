@@ -343,3 +343,16 @@ def test_the_whitespace_tier_maps_back_by_line_as_by_every_kept_character(
         by_line, by_char = FileView(text), FileView(text)
         by_char.__dict__["compact"] = None
         assert _whitespace(by_line, old) == _whitespace(by_char, old)
+
+
+@pytest.mark.parametrize("places", [3, 64, 65, 300])
+def test_a_key_in_many_places_finds_what_the_whole_fold_finds(places: int) -> None:
+    """Past a number of places the whole fold is made instead: the same spans."""
+    text = "def f():\n" + "    call( a, b )\n    other = 1\n" * places
+    for old in ("call(a,b)", "    call(a, b)\n", "call( a,b )\n    other = 1"):
+        quick, whole = FileView(text), FileView(text)
+        whole.__dict__["skeleton"] = None
+        found = match_chain(quick, old, 0.8)
+        assert found.match_type == "punctuation"
+        assert found.spans == match_chain(whole, old, 0.8).spans
+        assert len(found.spans) == places

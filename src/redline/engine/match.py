@@ -45,6 +45,7 @@ _MAX_FUZZY_CANDIDATES = 40
 _PREFILTER_SLACK = 0.2
 _WORD = re.compile(r"\w")
 _NOT_SPACE = re.compile(r"\S")  # what the whitespace fold keeps
+_NEAR_PLACES = 64  # runs of lines the punctuation tier folds alone, at most
 
 
 def honest_confidence(match_type: str, score: float) -> float:
@@ -316,16 +317,16 @@ def _punctuation(view: FileView, old: str) -> list[Span]:
         # A needle the file's punctuation fold holds is in it with every space removed
         # too. The whole fold (a regex pass over the text) is not made for nothing.
         return []
-    if skeleton is not None and key:
-        spans = _punctuation_near(view, skeleton, needle, key)
-    else:
-        spans = _folded_tier(view, old, "punctuation", needle)
+    near = _punctuation_near(view, skeleton, needle, key) if skeleton is not None and key else None
+    spans = _folded_tier(view, old, "punctuation", needle) if near is None else near
     return [s for s in spans if _whole_lines(view.text, s, old)]
 
 
-def _punctuation_near(view: FileView, skeleton: str, needle: Folded, key: str) -> list[Span]:
+def _punctuation_near(view: FileView, skeleton: str, needle: Folded, key: str) -> list[Span] | None:
     """:func:`_folded_tier`'s punctuation spans, found by folding only the lines around
-    each place the needle's ``key`` (its text without spaces) is in the skeleton.
+    each place the needle's ``key`` (its text without spaces) is in the skeleton; None
+    when the key is in more than :data:`_NEAR_PLACES` places (the whole fold, kept
+    per content, is cheaper than that many small ones).
 
     The fold of such a text deletes spaces within a line only, so a run of whole
     lines folds alone as it does in the whole text. A match's first character that
@@ -340,6 +341,8 @@ def _punctuation_near(view: FileView, skeleton: str, needle: Folded, key: str) -
         first, last = max(0, line - reach), min(last_line, line + reach)
         if ranges and first <= ranges[-1][1]:  # overlapping: searched once
             ranges[-1][1] = max(ranges[-1][1], last)
+        elif len(ranges) == _NEAR_PLACES:
+            return None
         else:
             ranges.append([first, last])
     text, spans = view.text, []

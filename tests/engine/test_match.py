@@ -297,13 +297,15 @@ def test_line_of_answers_the_same_in_any_order_asked() -> None:
         assert view.line_of(pos) == text.count("\n", 0, pos)
 
 
+# Past match._BY_LINE: the punctuation and whitespace tiers work by line.
+_LARGE_START = "x = (1, 2)\n" * 1_600
 _TYPOGRAPHIC = st.text(
     alphabet=st.sampled_from([*"ab(),.:; \n\t\u00a0\u3000“”‘’–—，。（）「」é\uff41", "\u200b"]),
     max_size=40,
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=100)
 @given(_TYPOGRAPHIC, _TYPOGRAPHIC, st.data())
 def test_the_punctuation_tier_finds_what_the_whole_fold_finds(
     text: str, other: str, data: st.DataObject
@@ -311,10 +313,13 @@ def test_the_punctuation_tier_finds_what_the_whole_fold_finds(
     """Looked through by the file's compact lines first, the punctuation tier finds the
     same candidates as by folding the whole file (for old_string cut from the file,
     retyped with ASCII marks, or other text)."""
+    from redline.engine import match
     from redline.engine.fold import translate_punctuation
     from redline.engine.match import _punctuation
 
-    start = data.draw(st.integers(0, len(text)))
+    text = _LARGE_START + text
+    assert len(text) > match._BY_LINE
+    start = data.draw(st.integers(len(_LARGE_START), len(text)))
     end = data.draw(st.integers(start, len(text)))
     for old in (text[start:end], translate_punctuation(text[start:end]), other):
         if not old:
@@ -333,8 +338,9 @@ def test_the_whitespace_tier_maps_back_by_line_as_by_every_kept_character(
     without, through the positions of every character the fold keeps: the same spans."""
     from redline.engine.match import _whitespace
 
-    text = data.draw(st.sampled_from(["", "x = ( 1 ,\t2 )\n" * 400])) + text  # small, or large
-    start = data.draw(st.integers(0, len(text)))
+    prefix = data.draw(st.sampled_from(["", _LARGE_START]))  # small, or large
+    text = prefix + text
+    start = data.draw(st.integers(len(prefix), len(text)))
     end = data.draw(st.integers(start, min(len(text), start + 50)))
     cut = text[start:end]
     for old in (cut, cut.replace(" ", ""), cut.replace("\n", "\n  ")):
@@ -348,7 +354,7 @@ def test_the_whitespace_tier_maps_back_by_line_as_by_every_kept_character(
 @pytest.mark.parametrize("places", [3, 64, 65, 300])
 def test_a_key_in_many_places_finds_what_the_whole_fold_finds(places: int) -> None:
     """Past a number of places the whole fold is made instead: the same spans."""
-    text = "def f():\n" + "    call( a, b )\n    other = 1\n" * places
+    text = _LARGE_START + "def f():\n" + "    call( a, b )\n    other = 1\n" * places
     for old in ("call(a,b)", "    call(a, b)\n", "call( a,b )\n    other = 1"):
         quick, whole = FileView(text), FileView(text)
         whole.__dict__["skeleton"] = None

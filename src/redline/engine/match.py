@@ -46,6 +46,9 @@ _PREFILTER_SLACK = 0.2
 _WORD = re.compile(r"\w")
 _NOT_SPACE = re.compile(r"\S")  # what the whitespace fold keeps
 _NEAR_PLACES = 64  # runs of lines the punctuation tier folds alone, at most
+# From this size on, the punctuation and whitespace tiers work by line (with numpy's
+# help); a smaller text is folded and mapped whole, cheaply and without numpy.
+_BY_LINE = 1 << 14
 
 
 def honest_confidence(match_type: str, score: float) -> float:
@@ -317,7 +320,9 @@ def _punctuation(view: FileView, old: str) -> list[Span]:
         # A needle the file's punctuation fold holds is in it with every space removed
         # too. The whole fold (a regex pass over the text) is not made for nothing.
         return []
-    near = _punctuation_near(view, skeleton, needle, key) if skeleton is not None and key else None
+    near = None
+    if skeleton is not None and key and len(view.text) > _BY_LINE:
+        near = _punctuation_near(view, skeleton, needle, key)
     spans = _folded_tier(view, old, "punctuation", needle) if near is None else near
     return [s for s in spans if _whole_lines(view.text, s, old)]
 
@@ -374,9 +379,9 @@ def _folded_tier(view: FileView, old: str, kind: str, needle: Folded) -> list[Sp
     if not needle.text:
         return []
     folded = view.fold(kind)
-    # The whitespace fold of a text with compact lines is mapped back by line, not by
-    # an index of every character the fold keeps.
-    by_line = kind == "whitespace" and view.compact is not None
+    # The whitespace fold of a large text with compact lines is mapped back by line,
+    # not by an index of every character the fold keeps.
+    by_line = kind == "whitespace" and len(view.text) > _BY_LINE and view.compact is not None
     spans = []
     for pos in find_all(folded.text, needle.text):
         if by_line:

@@ -2,6 +2,7 @@
 
     python bench/scale_bench.py [--files 100000] [--other SRC] [--dir DIR]
         [--requests 1000] [--memory-requests 10000] [--json FILE]
+        [--skip-daemon | --fuzzy-only] [--rounds 3]
 
 Builds (once; kept in ``--dir``) a repository of ``--files`` files the way
 ``git_bench.py`` does (100 small modules a directory, one commit, packed; no
@@ -27,7 +28,12 @@ example ``/work/main/src``), alternating — starts a daemon running that code
    after a small tolerant edit has imported the tolerant tiers' libraries (the
    daemon imports them when requests first pause; that edit's time is printed
    too): the first request on the file's content and the next one on the same
-   content, wall time and the process's CPU time (steadier on a busy machine).
+   content, wall time and the process's CPU time (steadier on a busy machine);
+   then the same on the file with one line of typographic marks (``marks_``),
+   and a re-indented edit without a slip (the whitespace tier's, ``reindent_``).
+
+``--skip-daemon`` measures 4 and 5 only; ``--fuzzy-only`` 5 only (no repository
+is built).
 
 Prints each figure per code and the ratios; exit status 0 unless it crashes.
 """
@@ -36,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -195,25 +202,38 @@ sys.path.insert(0, sys.argv[1])
 from perturbations import code, with_slip
 from redline.engine.edit import EditItem, EditRequest, apply_edit
 data = code(100_000).encode()
-def request(start):
+def request(start, shift=False):
     block = code(3, start=start)
-    return EditRequest(path="big.py", edits=(EditItem(with_slip(block),
-        block.replace(f"gamma={start + 1})", "gamma=-1)")),))
+    new = block.replace(f"gamma={start + 1})", "gamma=-1)")
+    if shift:  # re-indented, no slip: the whitespace tier's
+        return EditRequest(path="big.py", edits=(EditItem(
+            "".join("  " + line for line in block.splitlines(True)),
+            "".join("  " + line for line in new.splitlines(True))),))
+    return EditRequest(path="big.py", edits=(EditItem(with_slip(block), new),))
 # The libraries of the tolerant tiers are imported first, as the daemon does when
 # requests first pause (daemon.housekeeping): what is timed is the file's content.
 t = time.perf_counter()
 assert apply_edit(code(300).encode(), request(100)).result.status == "applied"
 imports = (time.perf_counter() - t) * 1000
-out = []
-cpu = []
-for start in (50_000, 83_000):
-    t, c = time.perf_counter(), time.process_time()
-    answer = apply_edit(data, request(start))
-    out.append((time.perf_counter() - t) * 1000)
-    cpu.append((time.process_time() - c) * 1000)
-    assert answer.result.status == "applied", answer.result
-print(imports, out[0], out[1], cpu[0], cpu[1])
+figures = [imports]
+# The file as it is, then with one line holding typographic marks (a curly quote,
+# an accented letter): the punctuation tier's fold of a non-ASCII text differs.
+marked = data.replace(b"value_77 = ", 'value_77 = "caf\u00e9 \u201cx\u201d" + '.encode(), 1)
+shifted = data.replace(b"value_5 = ", b"value_5  = ", 1)  # another content
+for content, shift in ((data, False), (marked, False), (shifted, True)):
+    out = []
+    cpu = []
+    for start in (50_000, 83_000):
+        t, c = time.perf_counter(), time.process_time()
+        answer = apply_edit(content, request(start, shift))
+        out.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
+        assert answer.result.status == "applied", answer.result
+    figures += [out[0], out[1], cpu[0], cpu[1]]
+print(*figures)
 """
+FUZZY_NAMES = ("imports", "first", "same_content", "first_cpu", "same_content_cpu")
+FUZZY_NAMES += tuple(f"{kind}_{name}" for kind in ("marks", "reindent") for name in FUZZY_NAMES[1:])
 
 
 def measure_guard(bench: Bench, repo: Path, runs: int) -> float:
@@ -235,7 +255,7 @@ def measure_fuzzy(bench: Bench) -> tuple[float, ...]:
         capture_output=True,
         check=True,
     )
-    return tuple(float(figure) for figure in done.stdout.split()[-5:])
+    return tuple(float(figure) for figure in done.stdout.split()[-len(FUZZY_NAMES) :])
 
 
 def one_round(src: Path, base: Path, repo: Path, dirs: int, args: argparse.Namespace) -> Any:
@@ -257,6 +277,32 @@ def one_round(src: Path, base: Path, repo: Path, dirs: int, args: argparse.Names
     return figures
 
 
+def fuzzy_only(args: argparse.Namespace) -> None:
+    """Measure 5 alone, alternating the codes ``--rounds`` times; print medians and ratios."""
+    base = Path(tempfile.mkdtemp(prefix="rl-fuzzy-", dir="/tmp"))
+    srcs = [("this", HERE)] + ([("other", args.other)] if args.other else [])
+    names = FUZZY_NAMES
+    fuzzy: dict[str, list[tuple[float, ...]]] = {label: [] for label, _ in srcs}
+    for _ in range(args.rounds):
+        for label, src in srcs:  # alternating, so both see the same load
+            bench = Bench(Path(tempfile.mkdtemp(dir=base, prefix="env-")), src)
+            fuzzy[label].append(measure_fuzzy(bench))
+    results: dict[str, Any] = {}
+    for label, _ in srcs:
+        results[label] = {
+            f"fuzzy_{name}_ms": statistics.median(f[n] for f in fuzzy[label])
+            for n, name in enumerate(names)
+        }
+        print(label, json.dumps(results[label]), flush=True)
+    if args.other:
+        this, other = results["this"], results["other"]
+        results["ratios_this_over_other"] = {key: this[key] / other[key] for key in this}
+        print(json.dumps(results["ratios_this_over_other"], indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    shutil.rmtree(base, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=100_000)
@@ -268,7 +314,11 @@ def main() -> None:
     parser.add_argument("--guard-runs", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3, help="alternations of guard/fuzzy")
     parser.add_argument("--skip-daemon", action="store_true", help="only guard and fuzzy")
+    parser.add_argument("--fuzzy-only", action="store_true", help="only the fuzzy edit")
     args = parser.parse_args()
+    if args.fuzzy_only:
+        fuzzy_only(args)
+        return
     base = args.dir or Path(tempfile.mkdtemp(prefix="rl-scale-", dir="/tmp"))
     base.mkdir(parents=True, exist_ok=True)
     dirs = max(1, args.files // 100)
@@ -294,7 +344,7 @@ def main() -> None:
     subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--", "d000/m000.py"], check=True)
     for label, _ in srcs:
         results[label]["guard_hook_p50_ms"] = statistics.median(guards[label])
-        names = ("imports", "first", "same_content", "first_cpu", "same_content_cpu")
+        names = FUZZY_NAMES
         for n, name in enumerate(names):
             results[label][f"fuzzy_{name}_ms"] = statistics.median(f[n] for f in fuzzy[label])
         print(label, json.dumps(results[label]), flush=True)

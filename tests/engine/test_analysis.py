@@ -9,7 +9,7 @@ least recently used first.
 from __future__ import annotations
 
 from perturbations import code, with_slip
-from redline.engine.analysis import ANALYSES, SMALLEST, Analyses, characters
+from redline.engine.analysis import ANALYSES, SMALLEST, Analyses, Characters
 from redline.engine.edit import EditItem, EditRequest, apply_edit
 
 LINES = 3_000  # ~170,000 characters: past SMALLEST
@@ -38,6 +38,22 @@ def test_a_second_fuzzy_edit_on_the_same_content_reuses_the_analyses() -> None:
     assert ANALYSES.made - before == made_once  # nothing analysed again
     assert again.data == first.data  # the same answer, byte for byte
     assert other.result.status == "applied" and other.data != first.data
+
+
+def test_the_indentation_style_is_learnt_only_when_the_match_does_not_tell() -> None:
+    """A fuzzy match indented as old_string is merged without the file's style; one
+    indented otherwise, at one depth, needs the file's steps to place its lines."""
+    text = code(LINES)
+    block = code(12, start=1_700)
+    plain = EditRequest(path="big.py", edits=(EditItem(with_slip(block), block + "    x = 1\n"),))
+    assert apply_edit(text.encode(), plain).result.status == "applied"
+    assert "style" not in ANALYSES.kinds(text)
+    shifted = "".join("  " + line for line in with_slip(block).splitlines(keepends=True))
+    new = "".join("  " + line for line in block.splitlines(keepends=True)) + "    if x:\n      y\n"
+    moved = EditRequest(path="big.py", edits=(EditItem(shifted, new),))
+    answer = apply_edit(text.encode(), moved)
+    assert answer.result.match_type == "fuzzy"
+    assert "style" in ANALYSES.kinds(text)
 
 
 def test_another_content_is_analysed_anew() -> None:
@@ -70,8 +86,12 @@ def test_the_least_recently_used_text_goes_first_past_the_bound() -> None:
     assert made[-2:] == ["short", "short"]
 
 
-def test_the_characters_of_a_large_text_are_its_set() -> None:
+def test_the_characters_of_a_text_answer_as_its_set_does() -> None:
     plain = code(LINES)
     marked = plain + "“quoted” – ünïcödé 你好 🙂\u200b"
+    asked = ["“", "”", "–", "—", "ü", "你", "🙂", "\u200b", "\u2019", "a", "\n", "q", "é"]
+    asked += ["“quoted”", "你好", "", "ab"]  # not a character: never in the set
     for text in (plain, marked, "short “text”"):
-        assert characters(text) == frozenset(text)
+        chars = Characters(text)
+        for item in asked * 2:  # the second time from what was kept
+            assert (item in chars) == (item in frozenset(text)), (item, text[-30:])

@@ -150,3 +150,17 @@ def test_a_known_span_gives_the_same_diff_as_comparing_the_texts(
     before, after, spans = edit
     if len(spans) == 1:
         assert unified_spans("f", before, after, spans) == unified("f", before, after)
+
+
+@given(st.data())
+def test_a_known_span_with_other_line_boundaries_gives_the_whole_file_diff(
+    data: st.DataObject,
+) -> None:
+    """A boundary other than "\\n" in the shared text or in the replacement alone."""
+    text = st.lists(st.one_of(LINES, ODD_BREAKS), max_size=30).map("".join)
+    before, new = data.draw(text), data.draw(text)
+    start = data.draw(st.integers(0, len(before)))
+    end = data.draw(st.integers(start, len(before)))
+    after = before[:start] + new + before[end:]
+    expected = whole_file_unified("f", before, after)
+    assert unified_spans("f", before, after, [(start, end, len(new))]) == expected

@@ -251,3 +251,35 @@ def test_edit_then_inverse_restores_bytes(lines: list[str], newline: str, encodi
     assert forward.data.decode(encoding).count(newline) == text.count(newline) + 1
     back = edit(forward.data, "REPLACED\nwith two", "TARGET line")
     assert back.data == data
+
+
+_WORDS = st.sampled_from(["alpha", "beta", "gamma", "", "  x = 1", "beta beta"])
+
+
+@given(
+    st.lists(st.tuples(_WORDS, st.sampled_from(["\n", "\r\n", "\r"])), min_size=1, max_size=12),
+    st.sampled_from(["beta", "gamma", "alpha\n", "a"]),
+    st.sampled_from(["B", "", "two\nlines", "x\r\ny\n"]),
+)
+def test_every_replacement_of_a_mixed_file_keeps_the_endings_of_one_at_a_time(
+    lines: list[tuple[str, str]], old: str, new: str
+) -> None:
+    """replace_all writes what replacing each occurrence in turn, from the last, gives:
+    the text, and the endings of the lines each one replaces or adds."""
+    from redline.engine.newlines import split
+
+    text = "".join(line + ending for line, ending in lines)
+    lf_text, endings = split(text)
+    spans, pos = [], lf_text.find(old)
+    while pos != -1:  # as replace_all finds them
+        spans.append(pos)
+        pos = lf_text.find(old, pos + len(old))
+    if not spans or old == new:
+        return
+    expected_text, expected_endings = lf_text, endings
+    for start in reversed(spans):  # one at a time, from the last
+        lf_new = new.replace("\r\n", "\n").replace("\r", "\n")
+        expected_endings = expected_endings.replace(expected_text, start, start + len(old), lf_new)
+        expected_text = expected_text[:start] + lf_new + expected_text[start + len(old) :]
+    answer = apply_edit(text.encode(), EditRequest(path="f", edits=(EditItem(old, new, True),)))
+    assert answer.data == expected_endings.restore(expected_text).encode()

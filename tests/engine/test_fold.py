@@ -496,4 +496,30 @@ def test_compact_lines_gives_each_lines_compact_key(text: str) -> None:
     compact = fold_module.compact_lines(plain)
     assert compact is not None
     assert compact.split("\n") == [compact_key(line) for line in plain.split("\n")]
-    assert fold_module.compact_lines(plain + "é") is None  # other texts are folded whole
+    # The whitespace fold made from the compact lines is the one made from the text.
+    assert fold_whitespace(plain, compact).text == re.sub(r"\s+", "", plain)
+
+
+_MARKED_TEXT = st.text(
+    alphabet=st.sampled_from(
+        [
+            *" \t\n\r\x0b\x1c\x85ab,.(){}\u00a0\u3000\u2028é”“–—，。「\uff21\ue000",
+            *"\u200b\u0301\u00ad",  # invisible characters and a combining mark
+        ]
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=500)
+@given(_MARKED_TEXT, st.integers(0, 3))
+def test_compact_lines_of_any_text_are_its_compact_keys_or_none(text: str, long: int) -> None:
+    """Typographic marks fold 1:1 into the keys; a text with an invisible character or a
+    combining mark (whose deletion depends on its neighbours) or U+E000 gives None.
+    Long texts are compacted a piece at a time, ASCII pieces byte-wise: the same keys."""
+    text = ("x = (1, 2)\n" * 7_000 + "\n") * long + text  # past the piece size when long
+    compact = fold_module.compact_lines(text)
+    unfoldable = "\ue000" in text or any(c in text for c in "\u200b\u0301\u00ad")
+    assert (compact is None) == unfoldable
+    if compact is not None:
+        assert compact.split("\n") == [compact_key(line) for line in text.split("\n")]

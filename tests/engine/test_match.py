@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from redline.engine.match import CONFIDENCE, FileView, find_all, match_chain
 
@@ -260,3 +262,103 @@ def test_honest_confidence_keeps_the_unrounded_value() -> None:
     from redline.engine.match import honest_confidence
 
     assert honest_confidence("fuzzy", 0.849996) == 0.849996  # not 0.85
+
+
+def test_the_best_candidates_are_the_top_of_a_stable_sort_of_all() -> None:
+    import random
+
+    import numpy as np
+
+    from redline.engine.match import _MAX_FUZZY_CANDIDATES, _best_first
+
+    rng = random.Random(11)
+    for size in (0, 1, 39, 40, 41, 200, 5_000):
+        for levels in (2, 7, 1_000):  # many ties, some, hardly any
+            scores = np.array([rng.randrange(levels) / levels for _ in range(size)], np.float32)
+            whole = np.argsort(-scores.astype(np.float64), kind="stable")
+            assert _best_first(scores) == [int(i) for i in whole[:_MAX_FUZZY_CANDIDATES]]
+    with_nan = np.array([0.5, float("nan"), 0.9] * 30)
+    whole = np.argsort(-with_nan, kind="stable")
+    assert _best_first(with_nan) == [int(i) for i in whole[:_MAX_FUZZY_CANDIDATES]]
+
+
+def test_line_of_answers_the_same_in_any_order_asked() -> None:
+    import random
+
+    rng = random.Random(4)
+    text = "".join(rng.choice(["a", "\n", "bc", "\n\n"]) for _ in range(400))
+    view = FileView(text)
+    asked = [rng.randrange(len(text) + 1) for _ in range(300)]
+    asked += sorted(asked)  # in order, as a replace_all's matches are described
+    for pos in asked:
+        assert view.line_of(pos) == text.count("\n", 0, pos)
+    _ = view.offsets  # once the offsets are made, by a search in them
+    for pos in asked:
+        assert view.line_of(pos) == text.count("\n", 0, pos)
+
+
+# Past match._BY_LINE: the punctuation and whitespace tiers work by line.
+_LARGE_START = "x = (1, 2)\n" * 1_600
+_TYPOGRAPHIC = st.text(
+    alphabet=st.sampled_from([*"ab(),.:; \n\t\u00a0\u3000“”‘’–—，。（）「」é\uff41", "\u200b"]),
+    max_size=40,
+)
+
+
+@settings(max_examples=100)
+@given(_TYPOGRAPHIC, _TYPOGRAPHIC, st.data())
+def test_the_punctuation_tier_finds_what_the_whole_fold_finds(
+    text: str, other: str, data: st.DataObject
+) -> None:
+    """Looked through by the file's compact lines first, the punctuation tier finds the
+    same candidates as by folding the whole file (for old_string cut from the file,
+    retyped with ASCII marks, or other text)."""
+    from redline.engine import match
+    from redline.engine.fold import translate_punctuation
+    from redline.engine.match import _punctuation
+
+    text = _LARGE_START + text
+    assert len(text) > match._BY_LINE
+    start = data.draw(st.integers(len(_LARGE_START), len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    for old in (text[start:end], translate_punctuation(text[start:end]), other):
+        if not old:
+            continue
+        quick, whole = FileView(text), FileView(text)
+        whole.__dict__["skeleton"] = None  # no shortcut: the whole fold
+        assert _punctuation(quick, old) == _punctuation(whole, old)
+
+
+@settings(max_examples=300)
+@given(_TYPOGRAPHIC, st.data())
+def test_the_whitespace_tier_maps_back_by_line_as_by_every_kept_character(
+    text: str, data: st.DataObject
+) -> None:
+    """With compact lines, a whitespace match is mapped back to the file line by line;
+    without, through the positions of every character the fold keeps: the same spans."""
+    from redline.engine.match import _whitespace
+
+    prefix = data.draw(st.sampled_from(["", _LARGE_START]))  # small, or large
+    text = prefix + text
+    start = data.draw(st.integers(len(prefix), len(text)))
+    end = data.draw(st.integers(start, min(len(text), start + 50)))
+    cut = text[start:end]
+    for old in (cut, cut.replace(" ", ""), cut.replace("\n", "\n  ")):
+        if not old.strip():
+            continue
+        by_line, by_char = FileView(text), FileView(text)
+        by_char.__dict__["compact"] = None
+        assert _whitespace(by_line, old) == _whitespace(by_char, old)
+
+
+@pytest.mark.parametrize("places", [3, 64, 65, 300])
+def test_a_key_in_many_places_finds_what_the_whole_fold_finds(places: int) -> None:
+    """Past a number of places the whole fold is made instead: the same spans."""
+    text = _LARGE_START + "def f():\n" + "    call( a, b )\n    other = 1\n" * places
+    for old in ("call(a,b)", "    call(a, b)\n", "call( a,b )\n    other = 1"):
+        quick, whole = FileView(text), FileView(text)
+        whole.__dict__["skeleton"] = None
+        found = match_chain(quick, old, 0.8)
+        assert found.match_type == "punctuation"
+        assert found.spans == match_chain(whole, old, 0.8).spans
+        assert len(found.spans) == places

@@ -51,3 +51,12 @@ def test_line_scores_reduce_the_whole_matrix(monkeypatch: pytest.MonkeyPatch) ->
     assert np.array_equal(scores.best, matrix.max(axis=0))
     assert np.array_equal(scores.means, expected_means)
     assert len(similarity.line_scores(old, lines[:3]).means) == 0
+
+
+def test_a_file_known_to_hold_no_tab_scores_as_one_looked_through() -> None:
+    rng = random.Random(8)
+    old = [words(rng, rng.randint(0, 6)).replace("\t", "") for _ in range(4)]
+    lines = [words(rng, rng.randint(0, 6)).replace("\t", "") for _ in range(50)]
+    told, looked = similarity.line_scores(old, lines, False), similarity.line_scores(old, lines)
+    assert np.array_equal(told.best, looked.best)
+    assert np.array_equal(told.means, looked.means)

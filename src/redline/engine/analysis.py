@@ -60,6 +60,11 @@ class Analyses:
                 self._chars -= len(dropped)
         return value
 
+    def kinds(self, text: str) -> frozenset[str]:
+        """The kinds of analysis kept for ``text`` (none once it is dropped)."""
+        with self._lock:
+            return frozenset(self._by_text.get(text, ()))
+
     def clear(self) -> None:
         with self._lock:
             self._by_text.clear()
@@ -69,15 +74,22 @@ class Analyses:
 ANALYSES = Analyses()
 
 
-def characters(text: str) -> frozenset[str]:
-    """The characters ``text`` contains (``frozenset(text)``, counted in numpy past
-    :data:`SMALLEST` characters: a 6 MB file's set took 60 ms in Python)."""
-    if len(text) < SMALLEST:
-        return frozenset(text)
-    import numpy as np
+class Characters:
+    """The characters ``text`` contains, asked one at a time: ``c in Characters(text)``
+    is ``c in frozenset(text)`` (a single character that occurs in the text), without
+    a pass over the whole text to build the set. A merge asks only about the
+    typographic marks it meets, mostly none; each answer is kept."""
 
-    if text.isascii():
-        codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    else:
-        codes = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
-    return frozenset(map(chr, np.flatnonzero(np.bincount(codes)).tolist()))
+    __slots__ = ("_seen", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._seen: dict[str, bool] = {}
+
+    def __contains__(self, item: object) -> bool:
+        if not isinstance(item, str) or len(item) != 1:
+            return False
+        found = self._seen.get(item)
+        if found is None:
+            found = self._seen[item] = item in self._text
+        return found

@@ -20,7 +20,9 @@ def unified(path: str, before: str, after: str, shared: tuple[int, int] = (0, 0)
     characters the texts are known to share at the start and at the end (at least)."""
     if before == after:
         return ""
-    if _other_breaks(before) or _other_breaks(after):
+    # What the texts share is looked through once, in ``before``.
+    middle = after[shared[0] : len(after) - shared[1]]
+    if _other_breaks(before) or _other_breaks(middle):
         a = before.splitlines(keepends=True)
         b = after.splitlines(keepends=True)
         lo, a_end, b_end = _region(a, b)
@@ -167,11 +169,20 @@ def _newline_region(
     # Lines that start inside the shared suffix are the same lines in both; one
     # starting exactly where it begins counts when it starts a line in both texts.
     shared = before.count("\n", a_from, len(before) - 1)
+    # Each text is the shared start, its middle and the shared end (cut where the two
+    # would overlap, as text inserted beside a copy of its own end makes them): only
+    # the middles are left to count for the texts' line counts.
+    end = min(suffix, len(before) - prefix, len(after) - prefix)
+    ending = shared + (a_from < len(before) and before.endswith("\n"))
+    ending -= before.count("\n", a_from, len(before) - end)  # the overlap, if any
+    limit = min(
+        _line_count(before, head + before.count("\n", prefix, len(before) - end) + ending),
+        _line_count(after, head + after.count("\n", prefix, len(after) - end) + ending),
+    )
     first = before.find("\n", a_from, len(before) - 1) + 1  # the first one that starts inside
     if a_from < len(before) and _starts_line(before, a_from) and _starts_line(after, b_from):
         shared += 1
         first = a_from
-    limit = min(_line_count(before), _line_count(after))
     tail = min(shared, limit - head)
     start = head_start
     for _ in range(min(head, CONTEXT)):
@@ -194,8 +205,9 @@ def _newline_region(
     )
 
 
-def _line_count(text: str) -> int:
-    return text.count("\n") + (not text.endswith("\n") and text != "")
+def _line_count(text: str, newlines: int) -> int:
+    """Lines of ``text``, which holds ``newlines`` "\\n"."""
+    return newlines + (not text.endswith("\n") and text != "")
 
 
 def _starts_line(text: str, offset: int) -> bool:

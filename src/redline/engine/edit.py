@@ -271,7 +271,7 @@ def _locate(
     view: FileView, item: EditItem, threshold: float, limit: int, prefixes: bool = True
 ) -> _Replacement:
     old = item.old_string
-    if prefixes and old not in view.text:
+    if prefixes and not view.find_all(old):  # kept: the exact tier looks for it again
         prefixed = _prefixed(view, item)
         if prefixed is not None:
             return prefixed
@@ -332,7 +332,7 @@ def _locate(
         return _Replacement(span, item.new_string, chain.match_type)
     # Loaded here: a stream of exact edits starts without the merge machinery.
     from redline.engine import indent
-    from redline.engine.analysis import ANALYSES, characters
+    from redline.engine.analysis import ANALYSES, Characters
     from redline.engine.merge import adapt
 
     try:
@@ -343,8 +343,8 @@ def _locate(
             chain.match_type,
             line_start=span.start == 0 or text[span.start - 1] == "\n",
             line_end=span.end == len(text) or text[span.end - 1 : span.end + 1].count("\n") > 0,
-            style=ANALYSES.of(view.text, "style", lambda: indent.style(view.lines)),
-            file_chars=ANALYSES.of(text, "characters", lambda: characters(text)),
+            style=lambda: ANALYSES.of(view.text, "style", lambda: indent.style(view.lines)),
+            file_chars=Characters(text),
         )
     except TooDifferent:
         # More than one line really differs: the nearest block is another block.
@@ -735,11 +735,18 @@ def _write(
                 described.end_line,
             )
         )
-    new_text = text
+    # The replacements do not overlap: made from the last to the first, each one's
+    # endings are read in text the later ones leave as it was; the new text is
+    # joined once (not copied whole per replacement).
     new_endings = endings
+    pieces: list[str] = []
+    kept_to = len(text)
     for rep in sorted(replacements, key=lambda r: r.span.start, reverse=True):
-        new_endings = new_endings.replace(new_text, rep.span.start, rep.span.end, rep.text)
-        new_text = new_text[: rep.span.start] + rep.text + new_text[rep.span.end :]
+        new_endings = new_endings.replace(text, rep.span.start, rep.span.end, rep.text)
+        pieces += (text[rep.span.end : kept_to], rep.text)
+        kept_to = rep.span.start
+    pieces.append(text[:kept_to])
+    new_text = "".join(reversed(pieces))
     try:
         data = decoded.encode(new_endings.restore(new_text))
     except FileFormatError as exc:

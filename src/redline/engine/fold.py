@@ -156,8 +156,12 @@ def fold_punctuation(text: str) -> Folded:
     return Folded(text, source, _delete(source, stages), stages)
 
 
-def fold_whitespace(text: str) -> Folded:
-    return Folded(text, text, without_spaces(text), (_WHITESPACE,), "whitespace")
+def fold_whitespace(text: str, compact: str | None = None) -> Folded:
+    """``text`` with every whitespace character removed. ``compact``: the text's
+    :func:`compact_lines`, when made already: the fold is it without its newlines
+    (one pass over a shorter text instead of another over the whole one)."""
+    folded = without_spaces(text) if compact is None else compact.replace("\n", "")
+    return Folded(text, text, folded, (_WHITESPACE,), "whitespace")
 
 
 # The ASCII characters re's \s and str.isspace() take for whitespace (the same set).
@@ -170,18 +174,46 @@ def without_spaces(text: str) -> str:
 
     An ASCII text, as most source files are, is stripped byte-wise in one pass:
     a whole-file fold of a 100,000-line file took a tenth of a second by regex.
+    Another text is stripped a piece at a time, its ASCII pieces byte-wise.
     """
     if text.isascii():
         return text.encode("ascii").translate(None, _ASCII_SPACES).decode("ascii")
-    return "".join("".join(piece.split()) for piece in _pieces(text))
+    return "".join(
+        _ascii_without(piece, _ASCII_SPACES) if piece.isascii() else "".join(piece.split())
+        for piece in _pieces(text)
+    )
+
+
+# Stands for a newline while str.split() takes a line's other whitespace out (a
+# private-use character; a text that holds it is compacted otherwise).
+_NEWLINE_STAND_IN = "\ue000"
 
 
 def compact_lines(text: str) -> str | None:
-    """An ASCII ``text`` with the whitespace of each line removed, its newlines kept:
-    line by line what :func:`compact_key` gives, in one pass (None for other texts)."""
-    if not text.isascii():
-        return None
-    return text.encode("ascii").translate(None, _ASCII_SPACES_BUT_NEWLINE).decode("ascii")
+    """``text`` with the whitespace of each line removed and its punctuation folded
+    1:1, its newlines kept: line by line what :func:`compact_key` gives, in one pass.
+    None for a text holding an invisible character or a combining mark (whose
+    deletions depend on their neighbours: such a text is folded whole), or U+E000.
+
+    An ASCII text is stripped byte-wise, another a piece at a time (its ASCII pieces
+    byte-wise): a file with a few typographic marks costs about what an ASCII one does.
+    """
+    if text.isascii():
+        return _ascii_without(text, _ASCII_SPACES_BUT_NEWLINE)
+    out = []
+    for piece in _pieces(text):
+        if piece.isascii():  # nothing to fold 1:1 in it
+            out.append(_ascii_without(piece, _ASCII_SPACES_BUT_NEWLINE))
+            continue
+        if _NEWLINE_STAND_IN in piece or _INVISIBLE_OR_MARK.search(piece):
+            return None
+        lines = "".join(piece.replace("\n", _NEWLINE_STAND_IN).split())
+        out.append(lines.replace(_NEWLINE_STAND_IN, "\n").translate(_PUNCTUATION_TABLE))
+    return "".join(out)
+
+
+def _ascii_without(text: str, spaces: bytes) -> str:
+    return text.encode("ascii").translate(None, spaces).decode("ascii")
 
 
 _UTF32 = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"

@@ -28,6 +28,7 @@ from functools import cached_property
 from itertools import pairwise
 
 from redline.engine import budget, invisible
+from redline.engine.analysis import Characters
 from redline.engine.budget import TooLarge
 from redline.engine.errors import MergeConflict, RedlineError, TooDifferent
 from redline.engine.fold import punctuation_key
@@ -184,7 +185,7 @@ def _adapted(
             tier,
             line_start=True,
             line_end=True,
-            style=keyed.style,
+            style=lambda: keyed.style,
             file_chars=keyed.chars,
         )
     except (MergeConflict, TooDifferent) as refused:
@@ -284,8 +285,8 @@ class _Keyed:
         return style(self.contents)
 
     @cached_property
-    def chars(self) -> frozenset[str]:
-        return frozenset("".join(self.contents))
+    def chars(self) -> Characters:
+        return Characters("".join(self.contents))
 
     def view(self, name: str) -> list[str]:
         if name not in self._views:

@@ -24,6 +24,9 @@ USUAL_STEPS = (2, 4, 8)
 _INDENT = re.compile(r"[ \t]*")
 
 Reindent = Callable[[str], "str | None"]
+# How the whole file indents, learnt when first asked (a pass over every line of the
+# file, which most tolerant matches, whose indentation agrees, never need).
+StyleOf = Callable[[], "Style"]
 
 
 def indentation(line: str) -> str:
@@ -105,19 +108,20 @@ def _identity(indent: str) -> str | None:
 def fit(
     pairs: list[tuple[str, str]],
     agent_blocks: Iterable[Sequence[str]],
-    file_style: Style,
+    file_style: StyleOf,
 ) -> Reindent | None:
     """The mapping agent indentation → file indentation, or None if none fits.
 
     ``pairs`` are (old_string indentation, file indentation) of corresponding
     lines; ``agent_blocks`` old_string's and new_string's (non-blank) lines, whose
     steps and alignment tell how to map them when the pairs show a single depth;
-    ``file_style`` the file's own steps and character (see :func:`style`).
+    ``file_style`` gives the file's own steps and character (see :func:`style`),
+    called only when the pairs do not decide.
     """
     if all(a == f for a, f in pairs):
         return _identity
     file_tabs = any("\t" in f for _, f in pairs) or (
-        file_style.tabs and not any(f for _, f in pairs)
+        not any(f for _, f in pairs) and file_style().tabs
     )
     file_spaces = any(" " in f for _, f in pairs)
     if file_tabs and file_spaces and not all(_tabs_then_spaces(f) for _, f in pairs):
@@ -153,7 +157,7 @@ def _one_depth(
     agent: int,
     file: int,
     agent_blocks: Iterable[Sequence[str]],
-    file_style: Style,
+    file_style: StyleOf,
     tabs: bool,
 ) -> Fraction | None:
     """File columns per agent column when the pairs show one depth, or None.
@@ -191,14 +195,15 @@ def _one_depth(
         return None  # no step, or one people do not use: no telling how it maps
     step = _usual(going_in)
     if step is not None:
-        used = file_style.steps or (frozenset({TAB}) if tabs else frozenset())
+        learnt = file_style()
+        used = learnt.steps or (frozenset({TAB}) if tabs else frozenset())
         scaled = step * ratio
         shift_fits = step in used
         # A re-step invents columns the agent did not write: it must land on the
         # file's usual step where the file has one, not on a step it takes rarely
         # (a list's text at 3 in a file that goes in by 2).
         scale_fits = scaled.denominator == 1 and int(scaled) in used
-        if file_style.step is not None and scaled != file_style.step:
+        if learnt.step is not None and scaled != learnt.step:
             scale_fits = False
         if shift_fits != scale_fits:
             chosen = Fraction(1) if shift_fits else ratio

@@ -11,11 +11,10 @@ All positions are offsets into the LF view of the file.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import accumulate
+from itertools import islice
 from typing import Any
 
 from redline.engine import budget, similarity
@@ -45,6 +44,11 @@ MIN_FUZZY_CHARS = 10
 _MAX_FUZZY_CANDIDATES = 40
 _PREFILTER_SLACK = 0.2
 _WORD = re.compile(r"\w")
+_NOT_SPACE = re.compile(r"\S")  # what the whitespace fold keeps
+_NEAR_PLACES = 64  # runs of lines the punctuation tier folds alone, at most
+# From this size on, the punctuation and whitespace tiers work by line (with numpy's
+# help); a smaller text is folded and mapped whole, cheaply and without numpy.
+_BY_LINE = 1 << 14
 
 
 def honest_confidence(match_type: str, score: float) -> float:
@@ -88,40 +92,139 @@ class FileView:
     def __init__(self, text: str) -> None:
         self.text = text
         self._folds: dict[str, Folded] = {}
+        self._found: dict[str, tuple[int, ...]] = {}
+        self._counted = (0, 0)  # the last offset line_of counted up to, and its line
+
+    def find_all(self, needle: str) -> tuple[int, ...]:
+        """:func:`find_all` in the text, kept for the view: a request looks for
+        old_string more than once (is it there at all, then where)."""
+        found = self._found.get(needle)
+        if found is None:
+            found = self._found[needle] = tuple(find_all(self.text, needle))
+        return found
 
     @cached_property
     def lines(self) -> list[str]:
         return self.text.split("\n")
 
     @cached_property
-    def offsets(self) -> list[int]:
-        """Start offset of every line, plus one past the end."""
-        return list(accumulate(map(_PLUS_ONE, map(len, self.lines)), initial=0))
+    def offsets(self) -> Any:
+        """Start offset of every line, plus one past the end (a numpy array: an ASCII
+        text's newlines found byte-wise, another's from its lines' lengths, in C;
+        :meth:`offset` reads one as an int)."""
+        import numpy as np  # a view's offsets serve the tolerant tiers, which load numpy
+
+        if self.text.isascii():
+            codes = np.frombuffer(self.text.encode("ascii"), dtype=np.uint8)
+            return _after(np.flatnonzero(codes == ord("\n")), len(self.text) + 1)
+        starts = np.zeros(len(self.lines) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, self.lines), np.int64, len(self.lines)), out=starts[1:])
+        starts[1:] += np.arange(1, len(self.lines) + 1)  # each line's newline
+        return starts
+
+    def offset(self, line: int) -> int:
+        """Start offset of line ``line`` (``len(lines)``: one past the end)."""
+        return int(self.offsets[line])
+
+    @cached_property
+    def compact(self) -> str | None:
+        """Each line's compact key, its newlines kept (:func:`compact_lines`, kept per
+        content); None for a text with invisible characters or combining marks."""
+        return ANALYSES.of(self.text, "compact_lines", lambda: compact_lines(self.text))
+
+    @cached_property
+    def skeleton(self) -> str | None:
+        """The punctuation fold of the text without its whitespace, when made cheaply
+        (from the whitespace fold, or the compact lines); else None."""
+        if self.text.isascii():  # its punctuation fold only deletes spaces
+            return self.fold("whitespace").text
+        compact = self.compact
+        if compact is None:
+            return None
+        return ANALYSES.of(self.text, "skeleton", lambda: compact.replace("\n", ""))
 
     def fold(self, kind: str) -> Folded:
         if kind not in self._folds:
-            made = fold_punctuation if kind == "punctuation" else fold_whitespace
             # The strings of the fold are kept per content (engine.analysis); this
             # view's Folded, whose maps fill in as it is used, is its own.
-            kept = ANALYSES.of(self.text, f"fold:{kind}", lambda: _fold_parts(made(self.text)))
+            kept = ANALYSES.of(self.text, f"fold:{kind}", lambda: _fold_parts(self._made(kind)))
             self._folds[kind] = Folded(self.text, kept[0], kept[1], kept[2], kept[3])
         return self._folds[kind]
+
+    def kept_origin(self, j: int) -> int:
+        """The offset in the text of its ``j``-th character that is not whitespace
+        (position ``j`` of the whitespace fold), found by line: in the line whose key
+        holds it, the character it is among the line's own (needs the compact lines,
+        whose keys are as long as each line's text without its whitespace)."""
+        starts = self.skeleton_line_starts
+        line = int(starts.searchsorted(j, side="right")) - 1
+        begin, end = self.offset(line), self.offset(line + 1) - 1
+        column = j - int(starts[line])
+        kept = _NOT_SPACE.finditer(self.text, begin, end)
+        return next(islice(kept, column, None)).start()
+
+    @cached_property
+    def skeleton_line_starts(self) -> Any:
+        """Where each line's key starts in :attr:`skeleton` (a numpy array; a line
+        with an empty key starts where the next one does). Needs the compact lines."""
+        assert self.compact is not None
+        compact = self.compact
+        return ANALYSES.of(self.text, "skeleton_lines", lambda: _key_starts(compact))
+
+    def _made(self, kind: str) -> Folded:
+        if kind == "punctuation":
+            return fold_punctuation(self.text)
+        # An ASCII text's from its compact lines, which _twins needs as well.
+        return fold_whitespace(self.text, self.compact if self.text.isascii() else None)
 
     def line_of(self, pos: int) -> int:
         """0-based line index of offset ``pos``."""
         if "offsets" in self.__dict__:  # made already: a search, not a count up to pos
-            return bisect_right(self.offsets, pos) - 1
-        return self.text.count("\n", 0, pos)
+            return int(self.offsets.searchsorted(pos, side="right")) - 1
+        # Counted on from the last offset asked for when it is not past pos: the
+        # matches of a replace_all are described in order, each in one short count.
+        last, line = self._counted
+        if last > pos:
+            last = line = 0
+        line += self.text.count("\n", last, pos)
+        self._counted = (pos, line)
+        return line
 
     def block_end(self, last_line: int, with_newline: bool) -> int:
         """Offset just past line ``last_line`` (and its newline when asked and present)."""
-        end = self.offsets[last_line + 1] - 1
+        end = self.offset(last_line + 1) - 1
         if with_newline and last_line < len(self.lines) - 1:
             end += 1
         return end
 
 
-_PLUS_ONE = (1).__add__  # a line's length with its newline, counted in C
+def _key_starts(compact: str) -> Any:
+    import numpy as np
+
+    if compact.isascii():
+        codes = np.frombuffer(compact.encode("ascii"), dtype=np.uint8)
+    else:
+        codes = np.frombuffer(compact.encode("utf-32-le"), dtype="<u4")
+    newlines = np.flatnonzero(codes == ord("\n"))
+    # Line k starts after the k-th newline of the compact lines, which the skeleton
+    # does not have: k characters earlier there.
+    return _after(newlines - np.arange(1, len(newlines) + 1))
+
+
+def _after(newlines: Any, end: int | None = None) -> Any:
+    """Line starts from the offsets of the newlines (each line starts one past the
+    newline before it), then ``end`` if given; read-only, as they may be kept (in
+    4 bytes each where they fit)."""
+    import numpy as np
+
+    top = end if end is not None else int(newlines[-1]) + 1 if len(newlines) else 0
+    wide = np.int64 if top >= 2**31 else np.int32
+    starts = np.zeros(len(newlines) + 1 + (end is not None), dtype=wide)
+    starts[1 : len(newlines) + 1] = newlines + 1
+    if end is not None:
+        starts[-1] = end
+    starts.flags.writeable = False
+    return starts
 
 
 def _fold_parts(folded: Folded) -> tuple[str, str, tuple[re.Pattern[str], ...], str]:
@@ -192,7 +295,7 @@ def inside_indentation(text: str, pos: int, old: str) -> bool:
 def _exact(view: FileView, old: str) -> list[Span]:
     return [
         Span(p, p + len(old), CONFIDENCE["exact"])
-        for p in find_all(view.text, old)
+        for p in view.find_all(old)
         if not inside_indentation(view.text, p, old)
     ]
 
@@ -211,13 +314,51 @@ def _punctuation(view: FileView, old: str) -> list[Span]:
     # (it would leave the rest of the indentation in front of the replacement), and a
     # line-terminated one never matches part of a longer line.
     needle = fold_punctuation(old)
-    if view.text.isascii() and without_spaces(needle.text) not in view.fold("whitespace").text:
-        # The punctuation fold of an ASCII file only deletes spaces: a needle it holds is
-        # in the file with every space removed too. That fold is the whitespace tier's
-        # (kept per content), and cheaper than this one, which is not made for nothing.
+    skeleton = view.skeleton
+    key = without_spaces(needle.text)
+    if skeleton is not None and key not in skeleton:
+        # A needle the file's punctuation fold holds is in it with every space removed
+        # too. The whole fold (a regex pass over the text) is not made for nothing.
         return []
-    spans = _folded_tier(view, old, "punctuation", needle)
+    near = None
+    if skeleton is not None and key and len(view.text) > _BY_LINE:
+        near = _punctuation_near(view, skeleton, needle, key)
+    spans = _folded_tier(view, old, "punctuation", needle) if near is None else near
     return [s for s in spans if _whole_lines(view.text, s, old)]
+
+
+def _punctuation_near(view: FileView, skeleton: str, needle: Folded, key: str) -> list[Span] | None:
+    """:func:`_folded_tier`'s punctuation spans, found by folding only the lines around
+    each place the needle's ``key`` (its text without spaces) is in the skeleton; None
+    when the key is in more than :data:`_NEAR_PLACES` places (the whole fold, kept
+    per content, is cheaper than that many small ones).
+
+    The fold of such a text deletes spaces within a line only, so a run of whole
+    lines folds alone as it does in the whole text. A match's first character that
+    is not a space is where the key is, and the match spans as many newlines as the
+    needle: it lies within that many lines of that place on either side."""
+    starts = view.skeleton_line_starts
+    reach = needle.text.count("\n")
+    last_line = len(starts) - 1
+    ranges: list[list[int]] = []
+    for at in find_all(skeleton, key):
+        line = int(starts.searchsorted(at, side="right")) - 1
+        first, last = max(0, line - reach), min(last_line, line + reach)
+        if ranges and first <= ranges[-1][1]:  # overlapping: searched once
+            ranges[-1][1] = max(ranges[-1][1], last)
+        elif len(ranges) == _NEAR_PLACES:
+            return None
+        else:
+            ranges.append([first, last])
+    text, spans = view.text, []
+    for first, last in ranges:
+        base = view.offset(first)
+        local = fold_punctuation(text[base : view.offset(last + 1) - 1])
+        for pos in find_all(local.text, needle.text):
+            start, end = local.span(pos, pos + len(needle.text))
+            if _clean_edges(text, base + start, base + end, needle.text):
+                spans.append(Span(base + start, base + end, CONFIDENCE["punctuation"]))
+    return spans
 
 
 def _whitespace(view: FileView, old: str) -> list[Span]:
@@ -238,9 +379,16 @@ def _folded_tier(view: FileView, old: str, kind: str, needle: Folded) -> list[Sp
     if not needle.text:
         return []
     folded = view.fold(kind)
+    # The whitespace fold of a large text with compact lines is mapped back by line,
+    # not by an index of every character the fold keeps.
+    by_line = kind == "whitespace" and len(view.text) > _BY_LINE and view.compact is not None
     spans = []
     for pos in find_all(folded.text, needle.text):
-        start, end = folded.span(pos, pos + len(needle.text))
+        if by_line:
+            last = pos + len(needle.text) - 1
+            start, end = view.kept_origin(pos), view.kept_origin(last) + 1
+        else:
+            start, end = folded.span(pos, pos + len(needle.text))
         if _clean_edges(view.text, start, end, needle.text):
             spans.append(Span(start, end, CONFIDENCE[kind]))
     return spans
@@ -308,7 +456,7 @@ def _twins(view: FileView, best: Span) -> list[Span]:
     fuzzy score tells them apart only by their layout, which says nothing of which
     one old_string quotes."""
     first, last = view.line_of(best.start), view.line_of(max(best.start, best.end - 1))
-    if view.offsets[first] != best.start:
+    if view.offset(first) != best.start:
         return []  # part of a line: its twins are not whole lines
     lines = _FoldedLines(view)
     if lines.count != len(view.lines):
@@ -334,7 +482,7 @@ def _twins(view: FileView, best: Span) -> list[Span]:
                 n += 1
             j += 1
         if n == len(quoted):
-            span = Span(view.offsets[i], view.block_end(j - 1, ends_line), best.score)
+            span = Span(view.offset(i), view.block_end(j - 1, ends_line), best.score)
             if not span.overlaps(best) and not any(span.overlaps(t) for t in twins):
                 twins.append(span)
     return twins
@@ -344,21 +492,22 @@ class _FoldedLines:
     """The punctuation-folded lines of a file, and each one's compact key (its folded
     text without spaces), for :func:`_twins`.
 
-    An ASCII file is not folded whole: its fold only deletes spaces, so a line's key
-    is the line without its whitespace, and the lines with a given key are found in
-    one byte-wise pass over the file; a line is folded when it is looked at. Any
-    other file is folded whole (the fold is kept per content).
+    A file without invisible characters or combining marks is not folded whole: its
+    fold only translates marks 1:1 and deletes spaces, so a line's key is the line
+    without its whitespace, translated, and the lines with a given key are found in
+    one pass over the file's compact lines; a line is folded when it is looked at.
+    Any other file is folded whole (the fold is kept per content).
     """
 
     def __init__(self, view: FileView) -> None:
         self._lines = view.lines
-        self._compact = compact_lines(view.text)  # the keys, a line each, or None
+        self._compact = view.compact  # the keys, a line each, or None
         self._folded: list[str] | None = None
         if self._compact is None:
             self._folded = view.fold("punctuation").text.split("\n")
             self.count = len(self._folded)
-        else:
-            self.count = self._compact.count("\n") + 1
+        else:  # the compact lines keep every newline: one key a line
+            self.count = len(self._lines)
         self._keys: dict[int, str] = {}
 
     def line(self, i: int) -> str:
@@ -406,7 +555,8 @@ class _Fuzzy:
     @property
     def scores(self) -> similarity.LineScores:
         if self._scores is None:
-            self._scores = similarity.line_scores(self.old_lines, self.view.lines)
+            tabs = None if "\t" in self.view.text else False  # no tab: none to look for
+            self._scores = similarity.line_scores(self.old_lines, self.view.lines, tabs)
         return self._scores
 
     def windows(self) -> list[Span]:
@@ -423,7 +573,7 @@ class _Fuzzy:
             for size in (n - 1, n, n + 1):
                 if size < 1 or i + size > total:
                     continue
-                start = self.view.offsets[i]
+                start = self.view.offset(i)
                 windows.append((i, start, self.view.block_end(i + size - 1, self.with_newline)))
         if not windows:
             return []
@@ -446,7 +596,7 @@ class _Fuzzy:
             if refined is None:
                 continue
             start, end = refined
-            base = self.view.offsets[j]
+            base = self.view.offset(j)
             spans.append(
                 Span(base + start, base + end, similarity.ratio(self.old, lines[j][start:end]))
             )
@@ -462,7 +612,7 @@ class _Fuzzy:
             return []
         return [
             Span(
-                self.view.offsets[i],
+                self.view.offset(i),
                 self.view.block_end(i + n - 1, self.with_newline),
                 float(means[i]),
             )
@@ -475,8 +625,17 @@ def _best_first(scores: Any) -> list[int]:
     array), highest first, equal ones in index order (as a stable sort of all gives)."""
     import numpy as np
 
-    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
-    return [int(i) for i in order[:_MAX_FUZZY_CANDIDATES]]
+    values = np.asarray(scores, dtype=np.float64)
+    top = _MAX_FUZZY_CANDIDATES
+    if len(values) > top and not np.isnan(values).any():
+        # Only the entries at least as high as the top-th highest can be among the
+        # first: they are ranked, not the whole file's lines (a partition is linear).
+        kth = np.partition(values, len(values) - top)[len(values) - top]
+        chosen = np.flatnonzero(values >= kth)  # in index order
+        order = chosen[np.argsort(-values[chosen], kind="stable")]
+    else:
+        order = np.argsort(-values, kind="stable")
+    return [int(i) for i in order[:top]]
 
 
 def _cuts_a_word(line: str, at: int) -> bool:

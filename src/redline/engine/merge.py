@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from enum import Enum
@@ -111,14 +111,15 @@ def adapt(
     *,
     line_start: bool | None = None,
     line_end: bool = True,
-    style: indent.Style | None = None,
-    file_chars: frozenset[str] = frozenset(),
+    style: indent.StyleOf | None = None,
+    file_chars: Container[str] = frozenset(),
 ) -> str:
     """The text that replaces ``matched`` (raises :class:`MergeConflict`, :class:`TooDifferent`).
 
     ``line_start``: the match begins at the start of a line of the file (by
     default: when old_string begins with indentation). ``line_end``: it ends at
-    the end of a line. ``style``: how the whole file indents. ``file_chars``:
+    the end of a line. ``style``: how the whole file indents, asked for only when the
+    match's own lines do not tell how to indent (see :func:`indent.fit`). ``file_chars``:
     the characters the whole file contains (which marks it uses as they are).
     """
     if match_type == "exact" or matched == old:
@@ -153,8 +154,8 @@ class _Merge:
     match_type: str
     line_start: bool
     line_end: bool
-    style: indent.Style | None
-    file_chars: frozenset[str]
+    style: indent.StyleOf | None
+    file_chars: Container[str]
     units: list[Unit] = field(default_factory=list)
     _line_sources: dict[int, list[str | None]] | None = None
 
@@ -248,7 +249,7 @@ class _Merge:
             [s.indent + s.body for s in text if s.full_start and not s.blank]
             for text in (self.base, self.theirs)
         ]
-        return indent.fit(pairs, agent, self.style or indent.Style())
+        return indent.fit(pairs, agent, self.style or indent.Style)
 
     def _trailing_model(self) -> str:
         """The trailing whitespace the agent adds to every line the file has, if any."""

@@ -61,17 +61,22 @@ class LineScores:
     means: Any
 
 
-def line_scores(old_lines: list[str], file_lines: list[str]) -> LineScores:
+def line_scores(
+    old_lines: list[str], file_lines: list[str], file_tabs: bool | None = None
+) -> LineScores:
     """Similarity of every old line with every file line (raw and tab-expanded), reduced.
 
     Computed a group of old lines at a time, so that the whole matrix (old lines
-    x file lines) is never held at once.
+    x file lines) is never held at once. ``file_tabs``: False when the caller knows
+    the file holds no tab (else its lines are looked through for one).
     """
     import numpy as np
 
     old = [line.rstrip() for line in old_lines]
     new = list(map(str.rstrip, file_lines))  # a file's 100,000 lines: kept out of Python's loop
-    tabs = any("\t" in line for line in old) or any(map(contains, new, repeat("\t")))
+    tabs = any("\t" in line for line in old) or (
+        file_tabs is not False and any(map(contains, new, repeat("\t")))
+    )
     n, total = len(old), len(new)
     starts = max(0, total - n + 1)
     best = np.zeros(total, dtype=np.float32)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -60,7 +60,7 @@ def _contexts(toks: list[str]) -> list[str]:
 class TokenMap:
     """How the file writes each token of old_string, learnt over the whole block."""
 
-    def __init__(self, pairs: list[tuple[str, str, bool]], file_chars: frozenset[str]) -> None:
+    def __init__(self, pairs: list[tuple[str, str, bool]], file_chars: Container[str]) -> None:
         self.file_chars = file_chars
         # How sure the block is of each renaming of a word: a line the edit keeps
         # counts twice, a line it changes once (the agent may have meant that one).

@@ -27,6 +27,9 @@ from redline.gitops.gitenv import without_git_redirects
 
 DEFAULT_IDLE_TIMEOUT = 900.0
 START_TIMEOUT = 15.0
+# How long a starting daemon waits for a lock that no live daemon holds (a client's
+# probe of holds_lock holds it for an instant).
+LOCK_WAIT = 2.0
 
 
 class Status(NamedTuple):  # not a dataclass: see DaemonFiles
@@ -245,15 +248,35 @@ def daemon_pid() -> int:
     return threading.get_native_id()
 
 
+def _take_lock(files: DaemonFiles, handle: IO[str]) -> bool:
+    """Take the daemon lock on ``handle``; False when a daemon holds it.
+
+    A client that finds a stale socket asks :func:`holds_lock` whether a daemon
+    lives, and that probe holds the lock for an instant. So a lock found held
+    while the pid file names no live daemon (none yet, or the one that was
+    killed) is tried again, up to LOCK_WAIT, rather than refused as if a daemon
+    ran; a lock held by a daemon whose pid file names it is refused at once.
+    """
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            holder = _read_pid(files)
+            running = holder is not None and holder != daemon_pid() and _alive(holder)
+            if running or time.monotonic() >= deadline:
+                return False
+        time.sleep(0.01)
+
+
 @contextlib.contextmanager
 def daemon_lock(files: DaemonFiles) -> Iterator[IO[str]]:
     """Hold the one-daemon-per-repository lock, or raise DaemonError."""
     files.ensure()
     # Held open for the daemon's whole life.
     handle = open(files.lock, "a+", opener=private_opener)  # noqa: SIM115
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not _take_lock(files, handle):
         handle.close()
         raise DaemonError(
             f"a redline daemon is already running for {files.common} (pid {_read_pid(files)}); "

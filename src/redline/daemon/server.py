@@ -46,6 +46,7 @@ BACKLOG = 1024
 QUIET_DELAY = 1.0  # seconds without apply or approve before the idle-time upkeep
 REFUSAL_GRACE = 1.0  # seconds a refused client has to take its answer
 STOP_GRACE = 5.0  # seconds a stopping daemon waits for a client to take its last answer
+LAST_READ = 0.2  # seconds an idle connection of a stopping daemon still reads (see _close_all)
 PLANNERS = 8  # requests matched at once, each in its own session
 # Where a method runs; any other runs on the git worker.
 _PLACES = {
@@ -66,6 +67,7 @@ T = TypeVar("T")
 
 @dataclass
 class _Connection:
+    reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
     reading: bool = False  # waiting for its next request (not serving one)
 
@@ -181,14 +183,19 @@ class Server:
     async def _close_all(self) -> None:
         """End every connection once it has answered the request it is on.
 
-        A connection waiting for its next request is closed now; one serving a
-        request answers it, then sees the stop and ends. Each task returns as
-        usual: a connection task left to be cancelled when the loop closes makes
-        asyncio log an error with a CancelledError traceback (Python 3.11).
+        A connection waiting for its next request reads for ``LAST_READ`` more:
+        a request its client sent just before the stop is answered "shutting
+        down" with its id (closed at once, it would end unanswered, and the client
+        could not tell whether it was done); then it takes no more bytes and ends.
+        One serving a request answers it, then sees the stop and ends. Each task
+        returns as usual: a connection task left to be cancelled when the loop
+        closes makes asyncio log an error with a CancelledError traceback (Python
+        3.11).
         """
+        loop = asyncio.get_running_loop()
         for connection in self._clients.values():
             if connection.reading:
-                connection.writer.close()
+                loop.call_later(LAST_READ, _end_reading, connection)
         pending = set(self._clients)
         if pending:
             _, pending = await asyncio.wait(pending, timeout=STOP_GRACE)
@@ -217,7 +224,7 @@ class Server:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
-        connection = self._clients[task] = _Connection(writer)
+        connection = self._clients[task] = _Connection(reader, writer)
         self._connections += 1
         self._last_activity = time.monotonic()
         try:
@@ -420,6 +427,15 @@ def _too_large() -> dict[str, Any]:
 class _Frame:
     line: bytes | None  # None: longer than MAX_MESSAGE, skipped
     last: bool = False  # the client closed its side: answer, then end the connection
+
+
+def _end_reading(connection: _Connection) -> None:
+    """End an idle connection of a stopping daemon: no more bytes are taken in, and its
+    task sees the end of the stream once it has answered what it read."""
+    if connection.writer.transport.is_closing():
+        return
+    connection.writer.transport.pause_reading()
+    connection.reader.feed_eof()
 
 
 async def _read_frame(reader: asyncio.StreamReader) -> _Frame | None:

@@ -35,7 +35,7 @@ from redline.gitops.apply import OnWorker, PolicyReading, SessionApplier, here
 from redline.gitops.checkout import Checkout, changed_since_checkout
 from redline.gitops.durability import Durability
 from redline.gitops.errors import SessionError, WorktreeGone
-from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects
+from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects, fresh_odb
 from redline.gitops.repo import main_repository
 from redline.gitops.spares import SparePool
 from redline.gitops.worktree import request_path
@@ -244,6 +244,8 @@ class Service:
         staged for the next write, and the step's own outcome is the answer.
         """
         with self.spares.serving():
+            if self.housekeeping.packs_removed.is_set():
+                self._reopen_odb()
             try:
                 return work()
             finally:
@@ -255,6 +257,18 @@ class Service:
                     self._unwritten(None)
                 if self.staged.written >= CONSOLIDATE_AFTER:
                     self.roll_up_packs()
+
+    def _reopen_odb(self) -> None:
+        """Give the repository, and each session's worktree view of it, a fresh object
+        database: the packs housekeeping removed leave libgit2's list, and the daemon's
+        memory (see gitops.packs.StagedObjects.reopen)."""
+        self.housekeeping.packs_removed.clear()
+        try:
+            self.staged.reopen(self.repo)
+            for applier in self._appliers.values():
+                fresh_odb(applier.worktree, self.staged.objects_dir)
+        except pygit2.GitError as exc:  # the old one still serves; tried after the next removal
+            log.warning("could not reopen the object database: %s", exc)
 
     def _unwritten(self, problem: Exception | None) -> None:
         """Log once why staged objects cannot be written, and once that they can again."""

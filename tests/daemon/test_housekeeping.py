@@ -1,4 +1,5 @@
-"""Housekeeping beside the requests: a roll-up never inside one, never failing one.
+"""Housekeeping beside the requests: a roll-up never inside one, never failing one; a
+session that never pauses keeps few packs, and the daemon's memory stays bounded.
 
 The roll-up is asked for when requests pause (after ``QUIET_DELAY``) and every
 ``CONSOLIDATE_AFTER`` requests; it needs two packs at least. A ``git`` first on
@@ -287,3 +288,13 @@ def test_a_session_that_never_pauses_keeps_few_packs_and_maps_none_removed(
     notes = git(repo, "notes", "--ref=redline", "list").splitlines()
     assert len(notes) == 60
     assert_fsck_clean(repo)
+
+
+def test_the_git_librarys_object_cache_is_bounded(repo: Path) -> None:
+    """libgit2 keeps the trees and commits it read, 256 MiB of them by default: the daemon
+    grew by every request's objects. Its bound is a small one."""
+    service = Service(repo, git_env=without_git_redirects(os.environ))
+    try:
+        assert pygit2.settings.cached_memory[1] == service_module.OBJECT_CACHE <= 8 * 2**20
+    finally:
+        service.shutdown()

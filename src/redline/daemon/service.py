@@ -50,6 +50,10 @@ log = logging.getLogger("redline.daemon")
 T = TypeVar("T")
 OPEN_GRACE = 0.5  # seconds session.open without ``wait`` waits for a small checkout
 PACK_FILES_OPEN = 128  # pack files libgit2 keeps open at most (the least used are closed)
+# libgit2 keeps the trees and commits it has read, up to 256 MiB by default: each request
+# adds its own (~7 KB), so the daemon grew by that much per request for 30,000 requests.
+# What a request reads again is its session's recent trees, a small set.
+OBJECT_CACHE = 4 * 1024 * 1024
 
 
 class Service:
@@ -66,6 +70,7 @@ class Service:
         # libgit2 keeps every pack file it read open, and the daemon writes a pack per
         # request: without a bound a long session runs out of file descriptors.
         pygit2.settings.mwindow_file_limit = PACK_FILES_OPEN
+        pygit2.settings.cache_max_size(OBJECT_CACHE)
         self.repo, self.layout = main_repository(repo_path)
         self.layout.ensure()
         # Every object the daemon writes is staged, then written as one pack per call,

@@ -272,8 +272,8 @@ class Service:
             self.staged.reopen(self.repo)
             for applier in self._appliers.values():
                 fresh_odb(applier.worktree, self.staged.objects_dir)
-        except pygit2.GitError as exc:  # the old one still serves; tried after the next removal
-            log.warning("could not reopen the object database: %s", exc)
+        except Exception as exc:  # the old one still serves; tried again after the next removal
+            log.warning("could not give the repository a fresh object database: %s", exc)
 
     def _unwritten(self, problem: Exception | None) -> None:
         """Log once why staged objects cannot be written, and once that they can again."""

@@ -18,8 +18,9 @@ example ``/work/main/src``), alternating — starts a daemon running that code
    while it ran; the daemon's RSS once both sessions are open;
 2. **flat per-edit cost**: ``--requests`` exact edits in ``other``, back to
    back (no pause: housekeeping never sees requests pause); p50 of requests
-   1-20 against p50 of the last 20, wall time and the daemon's CPU time per
-   request (``/proc/PID/stat``, all its threads: steadier on a busy machine);
+   1-20 against p50 of the last 20 (and of 1-100 against the last 100), wall
+   time, and the daemon's CPU time per request (``/proc/PID/stat``, all its
+   threads: steadier on a busy machine);
 3. **flat memory**: the daemon's RSS after 1,000 and after ``--memory-requests``
    requests (0 skips it), with its file-backed part (``RssFile``: mapped packs)
    and the packs in the repository;
@@ -195,6 +196,12 @@ def measure_edits(
     late = times[requests - window : requests]
     out["late_p50_ms"] = percentile(late, 50)
     out["late_over_early"] = out["late_p50_ms"] / out["early_p50_ms"]
+    # Wider windows too (requests 1-100 against the last 100): 20 requests are few on a busy
+    # machine, where one burst of other work moves their p50.
+    wide = min(100, requests // 2)
+    out["early100_p50_ms"] = percentile(times[:wide], 50)
+    out["late100_p50_ms"] = percentile(times[requests - wide : requests], 50)
+    out["late100_over_early100"] = out["late100_p50_ms"] / out["early100_p50_ms"]
     # The daemon's CPU per request is counted in clock ticks (10 ms): a mean over each window.
     out["early_cpu_ms"] = statistics.fmean(cpu[:window])
     out["late_cpu_ms"] = statistics.fmean(cpu[requests - window : requests])

@@ -51,8 +51,8 @@ T = TypeVar("T")
 OPEN_GRACE = 0.5  # seconds session.open without ``wait`` waits for a small checkout
 PACK_FILES_OPEN = 128  # pack files libgit2 keeps open at most (the least used are closed)
 # libgit2 keeps the trees and commits it has read, up to 256 MiB by default: each request
-# adds its own (~7 KB), so the daemon grew by that much per request for 30,000 requests.
-# What a request reads again is its session's recent trees, a small set.
+# reads its own new ones (~7 KB), so the daemon grew by that much a request until the
+# cache was full, some 37,000 requests on. What a request reads again is a small set.
 OBJECT_CACHE = 4 * 1024 * 1024
 
 

@@ -17,10 +17,14 @@ example ``/work/main/src``), alternating — starts a daemon running that code
    for code that answers only when done, the answer is that moment). Reported:
    the open's answer, the whole checkout, and the p50/max of the probes sent
    while it ran; the daemon's RSS once both sessions are open;
-2. **flat per-edit cost**: ``--requests`` exact edits in ``other``; p50 of
-   requests 1-20 against p50 of the last 20;
+2. **flat per-edit cost**: ``--requests`` exact edits in ``other``, back to
+   back (no pause: housekeeping never sees requests pause); p50 of requests
+   1-20 against p50 of the last 20 (and of 1-100 against the last 100), wall
+   time, and the daemon's CPU time per request (``/proc/PID/stat``, all its
+   threads: steadier on a busy machine);
 3. **flat memory**: the daemon's RSS after 1,000 and after ``--memory-requests``
-   requests (0 skips it);
+   requests (0 skips it), with its file-backed part (``RssFile``: mapped packs)
+   and the packs in the repository;
 4. **guard in a hook**: ``redline guard --stage pre-commit`` as git's hook runs it,
    a one-file change staged in the repository (p50 of ``--guard-runs``, the two
    codes alternating);
@@ -35,6 +39,10 @@ example ``/work/main/src``), alternating — starts a daemon running that code
 ``--skip-daemon`` measures 4 and 5 only; ``--fuzzy-only`` 5 only (no repository
 is built).
 
+Each code's daemon starts from the same repository: the notes a round added are
+taken away again after it (``refs/notes/redline`` set back), so the second code
+does not start with the first one's 10,000 notes. ``--rounds 0`` skips 4 and 5.
+
 Prints each figure per code and the ratios; exit status 0 unless it crashes.
 """
 
@@ -42,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -62,11 +71,20 @@ HERE = Path(__file__).resolve().parent.parent / "src"
 PROBE_EVERY = 0.02
 
 
-def rss_mib(pid: int) -> float:
+def rss_mib(pid: int, field: str = "VmRSS") -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ms(pid: int) -> float:
+    """CPU time the process has used (user + system, all its threads), in ms."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / TICK
 
 
 class Daemon:
@@ -155,29 +173,46 @@ def measure_edits(
     daemon: Daemon, stream: EditStream, requests: int, memory_requests: int
 ) -> dict[str, Any]:
     times: list[float] = []
+    cpu: list[float] = []
     out: dict[str, Any] = {}
     with Client(daemon.socket, timeout=600) as conn:
         total = max(requests, memory_requests)
         for i in range(1, total + 1):
             path, request = stream.next()
+            c = cpu_ms(daemon.pid)
             t = time.perf_counter()
             result = conn.call("apply", {"session": "other", "request": request})
             times.append((time.perf_counter() - t) * 1000)
+            cpu.append(cpu_ms(daemon.pid) - c)
             stream.record(path, result)
-            if i == 1000:
-                out["rss_after_1000_mib"] = rss_mib(daemon.pid)
-                out["packs_after_1000"] = packs(daemon.repo)
-            if i == memory_requests:
-                out[f"rss_after_{memory_requests}_mib"] = rss_mib(daemon.pid)
-                out[f"packs_after_{memory_requests}"] = packs(daemon.repo)
+            for mark in (1000, memory_requests):
+                if i == mark:
+                    out[f"rss_after_{mark}_mib"] = rss_mib(daemon.pid)
+                    out[f"rss_file_after_{mark}_mib"] = rss_mib(daemon.pid, "RssFile")
+                    out[f"packs_after_{mark}"] = packs(daemon.repo)
             if i % 1000 == 0:
-                print(f"  request {i}: rss {rss_mib(daemon.pid):.0f} MiB, "
-                      f"{packs(daemon.repo)} packs", flush=True)  # fmt: skip
+                last = percentile(times[-20:], 50)
+                print(
+                    f"  request {i}: rss {rss_mib(daemon.pid):.0f} MiB (file "
+                    f"{rss_mib(daemon.pid, 'RssFile'):.0f}), {packs(daemon.repo)} packs, "
+                    f"p50 of the last 20 {last:.1f} ms",
+                    flush=True,
+                )
     window = 20
     out["early_p50_ms"] = percentile(times[:window], 50)
     late = times[requests - window : requests]
     out["late_p50_ms"] = percentile(late, 50)
     out["late_over_early"] = out["late_p50_ms"] / out["early_p50_ms"]
+    # Wider windows too (requests 1-100 against the last 100): 20 requests are few on a busy
+    # machine, where one burst of other work moves their p50.
+    wide = min(100, requests // 2)
+    out["early100_p50_ms"] = percentile(times[:wide], 50)
+    out["late100_p50_ms"] = percentile(times[requests - wide : requests], 50)
+    out["late100_over_early100"] = out["late100_p50_ms"] / out["early100_p50_ms"]
+    # The daemon's CPU per request is counted in clock ticks (10 ms): a mean over each window.
+    out["early_cpu_ms"] = statistics.fmean(cpu[:window])
+    out["late_cpu_ms"] = statistics.fmean(cpu[requests - window : requests])
+    out["late_over_early_cpu"] = out["late_cpu_ms"] / out["early_cpu_ms"]
     if memory_requests >= 1000 and "rss_after_1000_mib" in out:
         out["rss_growth"] = out[f"rss_after_{memory_requests}_mib"] / out["rss_after_1000_mib"]
     return out
@@ -258,9 +293,29 @@ def measure_fuzzy(bench: Bench) -> tuple[float, ...]:
     return tuple(float(figure) for figure in done.stdout.split()[-len(FUZZY_NAMES) :])
 
 
+def notes_tip(repo: Path) -> str | None:
+    done = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "-q", "--verify", "refs/notes/redline"],
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip() or None
+
+
+def restore_notes(repo: Path, tip: str | None) -> None:
+    """Set the notes ref back to ``tip`` (None: remove it), for the next round."""
+    change = (
+        ["update-ref", "refs/notes/redline", tip]
+        if tip
+        else ["update-ref", "-d", "refs/notes/redline"]
+    )
+    subprocess.run(["git", "-C", str(repo), *change], check=True)
+
+
 def one_round(src: Path, base: Path, repo: Path, dirs: int, args: argparse.Namespace) -> Any:
     folder = Path(tempfile.mkdtemp(dir=base, prefix="env-"))
     bench = Bench(folder, src)
+    tip = notes_tip(repo)
     daemon = Daemon(bench, repo)
     stream = EditStream.over(dirs)
     try:
@@ -274,6 +329,7 @@ def one_round(src: Path, base: Path, repo: Path, dirs: int, args: argparse.Names
                 conn.call("session.close", {"name": name, "delete_branch": True, "force": True})
     finally:
         daemon.stop()
+        restore_notes(repo, tip)
     return figures
 
 
@@ -343,6 +399,8 @@ def main() -> None:
     subprocess.run(["git", "-C", str(repo), "reset", "-q", "HEAD", "--", "d000"], check=True)
     subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--", "d000/m000.py"], check=True)
     for label, _ in srcs:
+        if not args.rounds:
+            break
         results[label]["guard_hook_p50_ms"] = statistics.median(guards[label])
         names = FUZZY_NAMES
         for n, name in enumerate(names):

@@ -1,4 +1,5 @@
-"""Housekeeping beside the requests: a roll-up never inside one, never failing one.
+"""Housekeeping beside the requests: a roll-up never inside one, never failing one; a
+session that never pauses keeps few packs, and the daemon's memory stays bounded.
 
 The roll-up is asked for when requests pause (after ``QUIET_DELAY``) and every
 ``CONSOLIDATE_AFTER`` requests; it needs two packs at least. A ``git`` first on
@@ -22,13 +23,16 @@ from gitmode_fixtures import (
     GitMode,
     alive,
     assert_fsck_clean,
+    git,
     git_wrapper,
     porcelain,
     wait_dead,
 )
+from redline.daemon import service as service_module
 from redline.daemon.client import Client
 from redline.daemon.housekeeping import Housekeeping, warm_imports
 from redline.daemon.server import QUIET_DELAY
+from redline.daemon.service import Service
 from redline.gitops.gitenv import without_git_redirects
 from redline.gitops.packs import StagedObjects
 from support.requests import edit
@@ -201,3 +205,96 @@ def test_the_tolerant_libraries_are_imported_only_while_no_request_is_matched(
     warming.join(timeout=10)
     assert done.is_set()
     assert events == ["matched", "import"]
+
+
+def _pack_names(repo: Path) -> set[str]:
+    return {p.stem for p in (repo / ".git" / "objects" / "pack").glob("*.idx")}
+
+
+def test_packs_rolled_together_go_at_the_next_roll_up_without_a_pause(repo: Path) -> None:
+    """A session that never pauses: what one roll-up made redundant is removed at the next
+    (not only once requests pause), and the worker is told its object database is stale."""
+    handle = pygit2.Repository(str(repo))
+    staged = StagedObjects.attach(handle)
+    housekeeping = Housekeeping(
+        repo / ".git", without_git_redirects(os.environ), holds=staged.holds
+    )
+    housekeeping.start()
+    blobs = []
+
+    def burst(first: int) -> None:
+        for i in range(first, first + 4):
+            blobs.append(handle.create_blob(f"blob {i}\n".encode()))
+            handle.references.create(f"refs/tags/b{i}", blobs[-1])
+            staged.flush()
+
+    try:
+        burst(0)
+        housekeeping.repack()
+        assert housekeeping.wait_idle(60)
+        rolled = housekeeping.redundant
+        assert rolled and rolled <= _pack_names(repo)  # kept for now: one roll-up of grace
+        assert not housekeeping.packs_removed.is_set()
+        burst(4)
+        housekeeping.repack()
+        assert housekeeping.wait_idle(60)
+        assert not rolled & _pack_names(repo)
+        assert housekeeping.packs_removed.is_set()
+        assert not rolled & staged.holds.held()
+    finally:
+        housekeeping.stop()
+    for i, blob in enumerate(blobs):
+        assert git(repo, "cat-file", "-p", str(blob)) == f"blob {i}\n"
+    assert_fsck_clean(repo)
+
+
+def _deleted_mappings(folder: Path) -> int:
+    """Mappings of this process of files in ``folder`` that are deleted (Linux)."""
+    where = str(folder.resolve())
+    return sum(
+        where in line and line.endswith("(deleted)")
+        for line in Path("/proc/self/maps").read_text().splitlines()
+    )
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc/self/maps")
+def test_a_session_that_never_pauses_keeps_few_packs_and_maps_none_removed(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sixty edits back to back, rolled up every four (each roll-up done before the next
+    is asked, as a quick machine does): the packs stay few, the git library's object
+    database drops the removed ones, and every commit and note is there."""
+    monkeypatch.setattr(service_module, "CONSOLIDATE_AFTER", 4)
+    service = Service(repo, git_env=without_git_redirects(os.environ))
+    service.on_worker = service.step  # each step then writes what it staged, as the worker does
+    service.startup()
+    pack_dir = repo / ".git" / "objects" / "pack"
+    counts = []
+    try:
+        service.session_open({"name": "s"})
+        for value in range(1, 61):
+            request = edit("b.py", f"VALUE = {value}", f"VALUE = {value + 1}")
+            answer = service.apply({"session": "s", "request": request})
+            assert answer["status"] == "applied", answer
+            assert service.housekeeping.wait_idle(60)
+            counts.append(len(_pack_names(repo)))
+        service.call(service.session_list, {})  # one more step: it reopens the database
+        assert _deleted_mappings(pack_dir) == 0
+    finally:
+        service.shutdown()
+    assert max(counts[20:]) <= 16, counts  # 4 new, 4 rolled and not removed yet, a few rolled
+    assert git(repo, "show", "redline/s:b.py") == "VALUE = 61\n"
+    assert git(repo, "rev-list", "--count", "main..redline/s") == "60\n"
+    notes = git(repo, "notes", "--ref=redline", "list").splitlines()
+    assert len(notes) == 60
+    assert_fsck_clean(repo)
+
+
+def test_the_git_librarys_object_cache_is_bounded(repo: Path) -> None:
+    """libgit2 keeps the trees and commits it read, 256 MiB of them by default: the daemon
+    grew by every request's objects. Its bound is a small one."""
+    service = Service(repo, git_env=without_git_redirects(os.environ))
+    try:
+        assert pygit2.settings.cached_memory[1] == service_module.OBJECT_CACHE <= 8 * 2**20
+    finally:
+        service.shutdown()

@@ -11,12 +11,23 @@ from __future__ import annotations
 
 import os
 import resource
+import time
 from collections.abc import Iterator
 
 import pytest
-from fault_support import Load, Machine, RealDaemon, check_sessions, recovers, start_writers
+from fault_support import (
+    Load,
+    Machine,
+    RealDaemon,
+    Writer,
+    check_sessions,
+    recovers,
+    start_writers,
+)
 
 from gitmode_fixtures import rev
+from redline.daemon.client import Client
+from redline.daemon.server import QUIET_DELAY
 
 pytestmark = pytest.mark.slow
 
@@ -56,27 +67,49 @@ def test_a_long_session_stays_within_a_small_limit(machine: Machine, daemon: Rea
     check_sessions(machine.repo, [writer], base)
 
 
+def _settle(daemon: RealDaemon, clients: list[Client], writers: list[Writer]) -> None:
+    """Pause and send a request, until the daemon's descriptors stop falling.
+
+    When requests pause, housekeeping removes the packs it rolled together, and the next
+    request gives libgit2 a fresh object database, which lets go of their descriptors
+    (dozens). That must happen before the limit is set, not lift it from under the test.
+    """
+    before = _open_files(daemon.pid)
+    for _ in range(10):
+        time.sleep(QUIET_DELAY + 1.0)
+        for conn, writer in zip(clients, writers, strict=True):
+            writer.send(conn)
+        now = _open_files(daemon.pid)
+        if now >= before - 2:
+            return
+        before = now
+    raise AssertionError(f"the daemon's descriptors kept falling ({now} open)")
+
+
 def test_no_descriptor_left_is_answered_and_a_higher_limit_is_enough(
     machine: Machine, daemon: RealDaemon
 ) -> None:
     base = rev(machine.repo, "HEAD", machine.env)
     writers = start_writers(daemon, machine.repo, [f"fd-{i}" for i in range(3)])
     clients = [daemon.client() for _ in writers]  # connected before the limit falls
+    _settle(daemon, clients, writers)
     try:
         # Below what it holds: not one descriptor to spare, even after a few are closed.
-        _limit(daemon.pid, _open_files(daemon.pid) - 8)
+        held = _open_files(daemon.pid)
+        _limit(daemon.pid, held - 8)
         try:
             for conn, writer in zip(clients, writers, strict=True):
                 for _ in range(3):
                     writer.send(conn)
         finally:
+            after = _open_files(daemon.pid)
             _limit(daemon.pid, 4096)
     finally:
         for conn in clients:
             conn.close()
     answers = [a for w in writers for a in w.answers[1:]]
     refused = [a for a in answers if a.result is None or a.result["status"] != "applied"]
-    assert refused, "the limit refused nothing"
+    assert refused, f"the limit refused nothing (it held {held} descriptors, then {after})"
     for answer in refused:
         said = answer.result["error"] if answer.result is not None else str(answer.error)
         assert "too many files open" in said, answer

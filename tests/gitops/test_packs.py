@@ -213,3 +213,57 @@ def test_packs_a_previous_daemon_kept_are_let_go_and_others_are_not(repo: Path) 
     staged.holds.adopt_leftovers()
     assert staged.holds.release() == {"pack-1111"}
     assert _names(pack_dir) == {"pack-2222.keep"}
+
+
+def _mapped_packs(pack_dir: Path) -> tuple[int, int]:
+    """How many mappings of this process are of files in ``pack_dir``, and how many of
+    those files are deleted (Linux's /proc/self/maps)."""
+    lines = [
+        line
+        for line in Path("/proc/self/maps").read_text().splitlines()
+        if str(pack_dir.resolve()) in line
+    ]
+    return len(lines), sum(line.endswith("(deleted)") for line in lines)
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc/self/maps")
+def test_a_fresh_object_database_forgets_removed_packs_and_keeps_serving_the_store(
+    repo: Path,
+) -> None:
+    """libgit2 keeps every pack it has found mapped for the life of an object database,
+    deleted or not; :meth:`StagedObjects.reopen` gives the repository a new one that lists
+    the packs there are now, with the staged objects still served and still written."""
+    handle = pygit2.Repository(str(repo))
+    staged = StagedObjects.attach(handle)
+    pack_dir = repo / ".git" / "objects" / "pack"
+    blobs = []
+    for i in range(12):
+        blobs.append(handle.create_blob(f"blob {i}\n".encode()))
+        staged.flush()
+        handle.references.create(f"refs/tags/b{i}", blobs[-1])
+        assert handle[blobs[0]].data == b"blob 0\n"  # every pack so far in libgit2's list
+    for keep in pack_dir.glob("*.keep"):
+        keep.unlink()
+    git(repo, "repack", "-a", "-d", "-q")  # another program rolls them all into one
+    assert len(_packs(repo)) == 1
+    assert _mapped_packs(pack_dir)[1] >= 12  # the removed packs stay mapped...
+
+    staged.reopen(handle)
+
+    assert _mapped_packs(pack_dir)[1] == 0  # ...until the database is a fresh one
+    assert [handle[b].data for b in blobs] == [f"blob {i}\n".encode() for i in range(12)]
+    # A pack written by another program after the reopening is found too.
+    (repo / "late.txt").write_text("written by git\n")
+    late = git(repo, "hash-object", "-w", "late.txt").strip()
+    git(repo, "tag", "late", late)
+    git(repo, "repack", "-d", "-q")
+    assert late not in _loose(repo)
+    assert handle[late].data == b"written by git\n"
+    # What is staged is served before the flush and written by it, as before.
+    staged_blob = handle.create_blob(b"staged after the reopening\n")
+    assert staged.pending == 1 and handle[staged_blob].data == b"staged after the reopening\n"
+    staged.reopen(handle)  # with an object staged: still served
+    assert handle[staged_blob].data == b"staged after the reopening\n"
+    staged.flush()
+    assert git(repo, "cat-file", "-p", str(staged_blob)) == "staged after the reopening\n"
+    assert_fsck_clean(repo)

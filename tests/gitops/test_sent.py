@@ -7,7 +7,9 @@ git sees (the notes tree, ``git notes``).
 
 from __future__ import annotations
 
+import gc
 import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -140,3 +142,25 @@ def test_likely_secrets_are_redacted_and_such_a_request_is_never_run_again(
     assert back.old_text_of() == 'TOKEN = "[REDACTED]"\n'
     with pytest.raises(RequestRedacted, match="the request kept for edit e1 held likely secrets"):
         back.request()
+
+
+def test_notes_naming_a_new_request_each_keep_no_string_per_note(
+    handle: pygit2.Repository,
+) -> None:
+    """Each note names a request blob new with every edit; looking it up in the notes tree
+    must not leave a string behind (pygit2 keeps every path string it is given)."""
+    commit = handle.head.target
+    records = [
+        sent.keep(handle, EditRequest("a.txt", (EditItem(f"x = {n}\n", "y\n", False),)))
+        for n in range(1500)
+    ]
+    tip = notes.prepare(handle, {commit: noted(handle, records[0])}, signature(handle), None)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for record in records[1:]:
+        notes.prepare(handle, {commit: noted(handle, record)}, signature(handle), tip)
+    gc.collect()
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert grown < 60_000, f"{grown} bytes kept by 1,499 notes naming a new request each"

@@ -89,6 +89,25 @@ def test_the_pool_is_not_topped_up_while_a_request_is_served(tmp_path: Path) -> 
         pool.stop()
 
 
+def test_a_long_burst_keeps_the_pool_from_running_dry(tmp_path: Path) -> None:
+    """Requests that take nearly every spare make the thread top the pool up to a low
+    mark while they run (not to the full pool: that waits for a pause)."""
+    pool = SparePool(tmp_path / "spares", keep=16, pause=0.5)
+    pool.start()
+    try:
+        _wait_for(pool, 16)
+        low = 16 // spares.LOW
+        with pool.serving():
+            for i in range(15):
+                os.close(Writer(spares=pool).open_new(tmp_path / f"burst-{i}"))
+            _wait_for(pool, low)  # while the request is still served
+            time.sleep(0.2)
+            assert len(pool) == low
+        _wait_for(pool, 16)  # the rest once requests pause
+    finally:
+        pool.stop()
+
+
 def test_the_mode_is_masked_by_the_umask_as_os_open_does(pool: SparePool, tmp_path: Path) -> None:
     os.close(Writer(spares=pool).open_new(tmp_path / "plain", 0o666))
     plain = os.open(tmp_path / "reference", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)

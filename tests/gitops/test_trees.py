@@ -93,3 +93,24 @@ def test_looking_up_paths_keeps_no_string_per_lookup(repo: Path) -> None:
     grown = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
     assert grown < 50_000, f"{grown} bytes kept by 8,000 lookups"
+
+
+def test_looking_up_paths_no_tree_holds_keeps_nothing(repo: Path) -> None:
+    """The watcher reports files that come and go (each request's temporary file, under
+    a new name every time): looking them up must not keep a string per name."""
+    git_repo = pygit2.Repository(str(repo))
+    tree = git_repo.revparse_single("HEAD^{tree}")
+    assert isinstance(tree, pygit2.Tree)
+    lookup(git_repo, tree, "docs/readme.md")  # warm
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for n in range(2000):
+        assert lookup(git_repo, tree, f"docs/.readme.md.{n:08x}.redline-tmp") is None
+        assert lookup(git_repo, tree, f"new-{n}/file.py") is None
+        assert lookup(git_repo, tree, f"a.py/under-a-file-{n}") is None
+    assert lookup(git_repo, tree, "".join(["docs/", "readme.md"])) is not None
+    gc.collect()
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert grown < 50_000, f"{grown} bytes kept by 6,000 lookups of paths no tree holds"

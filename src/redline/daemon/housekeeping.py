@@ -12,15 +12,24 @@ none of them, and an import holds the interpreter's lock against it.
 Packs. Each request writes its objects as one pack (``gitops.packs``),
 held by a ``.keep`` while a request that may use it is in flight; every
 ``CONSOLIDATE_AFTER`` requests, and when requests pause, the small packs are
-rolled together (``gitops.rollup``: never a loose object, nothing that
-another git process may be reading is removed while requests flow). Once
-requests pause the thread also tidies up: the ``.keep`` of packs no request
-needs any more, and the packs rolled together, are removed. It all runs on
-this thread, beside the repository's one git worker, as a second process
-reading the repository, like a ``git gc`` a user starts: no request waits
-for it, a run longer than its timeout is killed (the packs stay as they
-were), so is a run still going when the daemon stops, and a failure is a
-line in the daemon's log, never a failed request.
+rolled together (``gitops.rollup``: never a loose object). The packs a
+roll-up made redundant are removed once requests pause, and, in a session
+that never pauses, at the roll-up after the one that made them redundant:
+each pack the daemon's git library lists costs every object lookup that
+misses, so a busy session must not keep them all. (Like ``git gc`` beside a
+``git clone`` of the same folder, a removal while a local clone lists
+``objects/pack`` can make that clone fail; it is rare and the clone can be
+run again, while the packs of a session that never pauses would otherwise
+grow without bound.) After any removal :attr:`Housekeeping.packs_removed` is
+set, and the git worker gives its repository a fresh object database before
+its next step (``Service.step``), dropping the removed packs from its list
+and their mappings from the daemon's memory. Once requests pause the thread
+also lets go of the ``.keep`` of packs no request needs any more. It all
+runs on this thread, beside the repository's one git worker, as a second
+process reading the repository, like a ``git gc`` a user starts: no request
+waits for it, a run longer than its timeout is killed (the packs stay as
+they were), so is a run still going when the daemon stops, and a failure is
+a line in the daemon's log, never a failed request.
 """
 
 from __future__ import annotations
@@ -80,7 +89,9 @@ class Housekeeping:
         self.timeout = timeout
         self.holds = holds or Holds(git_dir / "objects" / "pack")
         self.state_dir = state_dir or git_dir / "redline"
-        self.rolls: list[RollUp] = []  # roll-ups whose rolled packs go at the next pause
+        self.rolls: list[RollUp] = []  # roll-ups whose rolled packs are not removed yet
+        # Set when packs were removed: the worker's object database still lists them.
+        self.packs_removed = threading.Event()
         self._ready = threading.Event()  # REQUEST_MODULES are imported
         self._wanted = threading.Event()  # a job was asked for
         self._repack = False
@@ -211,7 +222,10 @@ class Housekeeping:
             cancel=self._stopping,
         )
         if outcome.redundant:
-            self.rolls.append(outcome)
+            # What earlier roll-ups made redundant goes now, requests flowing or not; the
+            # packs this one rolled stay until the next one (or a pause).
+            earlier, self.rolls = self.rolls, [outcome]
+            self._remove_rolled(earlier)
         self._report(outcome.problem, time.monotonic() - started)
 
     @property
@@ -221,16 +235,28 @@ class Housekeeping:
 
     def _tidy_up(self) -> None:
         """Let go of the packs no request needs, and remove the packs rolled together."""
-        pack_dir = self.git_dir / "objects" / "pack"
         try:
             self.holds.release()
-            removed = remove_packs(pack_dir, still_redundant(pack_dir, self.rolls))
+        except OSError as exc:
+            log.warning("could not let go of the packs no request needs: %s", exc)
+        rolls, self.rolls = self.rolls, []
+        self._remove_rolled(rolls)
+
+    def _remove_rolled(self, rolls: list[RollUp]) -> None:
+        """Remove the packs ``rolls`` made redundant, those still safe to remove (a pack
+        not removed now never is: another program changed the packs, see
+        still_redundant, and git's own next repack tidies up)."""
+        if not rolls:
+            return
+        pack_dir = self.git_dir / "objects" / "pack"
+        try:
+            removed = remove_packs(pack_dir, still_redundant(pack_dir, rolls))
         except OSError as exc:
             log.warning("could not remove the packs rolled together: %s", exc)
             return
         self.holds.forget(removed)
-        # Done, or not to be done: another program changed the packs (see still_redundant).
-        self.rolls = []
+        if removed:
+            self.packs_removed.set()
 
     def _report(self, problem: str | None, seconds: float) -> None:
         if problem is None:

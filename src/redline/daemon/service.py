@@ -35,7 +35,7 @@ from redline.gitops.apply import OnWorker, PolicyReading, SessionApplier, here
 from redline.gitops.checkout import Checkout, changed_since_checkout
 from redline.gitops.durability import Durability
 from redline.gitops.errors import SessionError, WorktreeGone
-from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects
+from redline.gitops.packs import CONSOLIDATE_AFTER, StagedObjects, fresh_odb
 from redline.gitops.repo import main_repository
 from redline.gitops.spares import SparePool
 from redline.gitops.worktree import request_path
@@ -50,6 +50,10 @@ log = logging.getLogger("redline.daemon")
 T = TypeVar("T")
 OPEN_GRACE = 0.5  # seconds session.open without ``wait`` waits for a small checkout
 PACK_FILES_OPEN = 128  # pack files libgit2 keeps open at most (the least used are closed)
+# libgit2 keeps the trees and commits it has read, up to 256 MiB by default: each request
+# reads its own new ones (~7 KB), so the daemon grew by that much a request until the
+# cache was full, some 37,000 requests on. What a request reads again is a small set.
+OBJECT_CACHE = 4 * 1024 * 1024
 
 
 class Service:
@@ -66,6 +70,7 @@ class Service:
         # libgit2 keeps every pack file it read open, and the daemon writes a pack per
         # request: without a bound a long session runs out of file descriptors.
         pygit2.settings.mwindow_file_limit = PACK_FILES_OPEN
+        pygit2.settings.cache_max_size(OBJECT_CACHE)
         self.repo, self.layout = main_repository(repo_path)
         self.layout.ensure()
         # Every object the daemon writes is staged, then written as one pack per call,
@@ -244,6 +249,8 @@ class Service:
         staged for the next write, and the step's own outcome is the answer.
         """
         with self.spares.serving():
+            if self.housekeeping.packs_removed.is_set():
+                self._reopen_odb()
             try:
                 return work()
             finally:
@@ -255,6 +262,18 @@ class Service:
                     self._unwritten(None)
                 if self.staged.written >= CONSOLIDATE_AFTER:
                     self.roll_up_packs()
+
+    def _reopen_odb(self) -> None:
+        """Give the repository, and each session's worktree view of it, a fresh object
+        database: the packs housekeeping removed leave libgit2's list, and the daemon's
+        memory (see gitops.packs.StagedObjects.reopen)."""
+        self.housekeeping.packs_removed.clear()
+        try:
+            self.staged.reopen(self.repo)
+            for applier in self._appliers.values():
+                fresh_odb(applier.worktree, self.staged.objects_dir)
+        except Exception as exc:  # the old one still serves; tried again after the next removal
+            log.warning("could not give the repository a fresh object database: %s", exc)
 
     def _unwritten(self, problem: Exception | None) -> None:
         """Log once why staged objects cannot be written, and once that they can again."""

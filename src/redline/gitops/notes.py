@@ -21,7 +21,7 @@ from redline.gitops import refs, sent
 from redline.gitops.errors import CorruptNotes, GitModeError, RefMoved
 from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.repo import NOTES_REF, common_dir
-from redline.gitops.trees import FILE, TREE, Entry, child_named, with_entries
+from redline.gitops.trees import FILE, TREE, Entry, child_named, entry_at, with_entries
 from redline.gitops.writer import PLAIN, Writer
 
 SCHEMA = "redline.note/1"
@@ -566,7 +566,8 @@ def _requests_of(
     out = {}
     for name in sent.blobs_named(note):
         path = sent.path_of(name)
-        if tree is not None and path in tree:
+        # Not ``path in tree``: pygit2 would keep the string, a new one per request.
+        if tree is not None and entry_at(tree, path) is not None:
             continue
         try:
             oid = pygit2.Oid(hex=name)

@@ -3,10 +3,11 @@
 libgit2 writes each new object as its own loose file: a blob, two or three
 trees and a commit per edit, then a note blob, its trees and a notes commit.
 Creating a file is the dearest step of an edit (up to 0.5 ms of kernel time
-each on some disks). :class:`StagedObjects` is an object-database backend
-placed in front of libgit2's own: it takes every object the daemon writes and
-serves it back until :meth:`StagedObjects.flush` writes them all as one pack
-and its index (two files), before any ref or journal may name them.
+each on some disks). :class:`StagedObjects` is an object store served to
+libgit2 by a backend placed in front of libgit2's own: it takes every object
+the daemon writes and serves it back until :meth:`StagedObjects.flush` writes
+them all as one pack and its index (two files), before any ref or journal may
+name them.
 
 Other git processes work in the same repository, and two of them must never
 be hurt by these writes:
@@ -18,11 +19,13 @@ be hurt by these writes:
   pack alone"), held while a request that may use it is in flight
   (:class:`Holds`) and removed once requests pause.
 - a local ``git clone`` copies ``objects/`` file by file, and fails when a
-  name it listed is gone before it copies it. So nothing redline does while
-  requests flow removes a name there: a pack and its index are written beside
-  (``<git-dir>/redline/staging``, same file system) and renamed in whole; the
-  ``.keep`` files and the packs rolled together (gitops.rollup) are removed
-  only once requests pause, as git's own ``gc`` removes files.
+  name it listed is gone before it copies it, or is there half-written. So a
+  pack and its index are written beside (``<git-dir>/redline/staging``, same
+  file system) and renamed in whole; the ``.keep`` files are removed only once
+  requests pause, and the packs rolled together (gitops.rollup) then too, or
+  in a session that never pauses one roll-up after they were rolled
+  (daemon.housekeeping: as git's own ``gc`` removes files, and for the same
+  reason — each pack left costs every lookup).
 
 A failed write leaves nothing in the way of the next one: a half-written
 temporary is removed, a pack whose index could not be written is removed
@@ -50,11 +53,16 @@ _TMP_PREFIX = "tmp_pack_redline_"
 KEEP_MARK = b"redline: a request that may use this pack is in flight\n"
 
 
-class StagedObjects(pygit2.OdbBackend):
-    """A write-back object store for one repository, used from its worker thread."""
+class StagedObjects:
+    """A write-back object store for one repository, used from its worker thread.
+
+    It is served to libgit2 by a :class:`_Backend` placed in the repository's
+    object database (:meth:`attach`); :meth:`reopen` gives the repository a
+    fresh object database with a new backend over the same store.
+    """
 
     def __init__(self, objects_dir: Path, staging: Path | None = None) -> None:
-        super().__init__()
+        self.objects_dir = objects_dir
         self.pack_dir = objects_dir / "pack"
         self.staging = staging  # where packs are written before they are renamed in
         self._staged: dict[pygit2.Oid, tuple[int, bytes]] = {}
@@ -65,36 +73,33 @@ class StagedObjects(pygit2.OdbBackend):
     def attach(cls, repo: pygit2.Repository, staging: Path | None = None) -> StagedObjects:
         staged = cls(Path(repo.path) / "objects", staging)
         staged.remove_temporary_files()
-        repo.odb.add_backend(staged, PRIORITY)
+        repo.odb.add_backend(_Backend(staged), PRIORITY)
         return staged
 
-    # -- the backend ------------------------------------------------------------------
+    def reopen(self, repo: pygit2.Repository) -> None:
+        """Give ``repo`` a new object database over the same folders, served this store.
 
-    def read_cb(self, oid: pygit2.Oid) -> tuple[int, bytes]:
+        libgit2 keeps every pack it has found in its list, the pack's index mapped,
+        for as long as the object database lives — also once the pack is deleted —
+        and each object it does not find costs a look into every pack of the list.
+        A fresh database lists only the packs there are now. A backend belongs to
+        one database, so the new one gets a backend of its own over this store:
+        what is staged stays readable, and every write still comes here.
+        """
+        odb = pygit2.Odb(str(self.objects_dir))
+        odb.add_backend(_Backend(self), PRIORITY)
+        repo.set_odb(odb)
+
+    # -- what the backend asks --------------------------------------------------------
+
+    def read(self, oid: pygit2.Oid) -> tuple[int, bytes]:
         return self._staged[oid]
 
-    def read_prefix_cb(self, oid: pygit2.Oid) -> tuple[int, bytes, pygit2.Oid]:
-        full = self._complete(oid)
-        kind, data = self._staged[full]
-        return kind, data, full
-
-    def read_header_cb(self, oid: pygit2.Oid) -> tuple[int, int]:
-        kind, data = self._staged[oid]
-        return kind, len(data)
-
-    def exists_cb(self, oid: pygit2.Oid) -> bool:
+    def contains(self, oid: pygit2.Oid) -> bool:
         return oid in self._staged
 
-    def exists_prefix_cb(self, oid: pygit2.Oid) -> pygit2.Oid:
-        return self._complete(oid)
-
-    def write_cb(self, oid: pygit2.Oid, data: bytes, kind: int) -> None:
-        self.stage(oid, kind, data)
-
-    def refresh_cb(self) -> None:
-        """Nothing to re-read: what is staged is only in memory."""
-
-    def _complete(self, oid: pygit2.Oid) -> pygit2.Oid:
+    def complete(self, oid: pygit2.Oid) -> pygit2.Oid:
+        """The full id of the one staged object whose id starts as ``oid`` does."""
         if oid in self._staged:
             return oid
         prefix = str(oid).rstrip("0")  # libgit2 pads a short id with zeros
@@ -141,6 +146,44 @@ class StagedObjects(pygit2.OdbBackend):
             if folder is not None and folder.is_dir():
                 for leftover in folder.glob(f"{_TMP_PREFIX}*"):
                     leftover.unlink(missing_ok=True)
+
+
+def fresh_odb(repo: pygit2.Repository, objects_dir: Path) -> None:
+    """Give ``repo`` a new object database over ``objects_dir``: its loose objects, its
+    packs as they are now, its alternates (see :meth:`StagedObjects.reopen`)."""
+    repo.set_odb(pygit2.Odb(str(objects_dir)))
+
+
+class _Backend(pygit2.OdbBackend):
+    """libgit2's view of a :class:`StagedObjects`: serves what it holds, takes every write."""
+
+    def __init__(self, store: StagedObjects) -> None:
+        super().__init__()
+        self.store = store
+
+    def read_cb(self, oid: pygit2.Oid) -> tuple[int, bytes]:
+        return self.store.read(oid)
+
+    def read_prefix_cb(self, oid: pygit2.Oid) -> tuple[int, bytes, pygit2.Oid]:
+        full = self.store.complete(oid)
+        kind, data = self.store.read(full)
+        return kind, data, full
+
+    def read_header_cb(self, oid: pygit2.Oid) -> tuple[int, int]:
+        kind, data = self.store.read(oid)
+        return kind, len(data)
+
+    def exists_cb(self, oid: pygit2.Oid) -> bool:
+        return self.store.contains(oid)
+
+    def exists_prefix_cb(self, oid: pygit2.Oid) -> pygit2.Oid:
+        return self.store.complete(oid)
+
+    def write_cb(self, oid: pygit2.Oid, data: bytes, kind: int) -> None:
+        self.store.stage(oid, kind, data)
+
+    def refresh_cb(self) -> None:
+        """Nothing to re-read: what is staged is only in memory."""
 
 
 class Holds:

@@ -8,12 +8,13 @@ geometric progression by object count), with ``git pack-objects
 (``repack -d`` removes every loose object it packed — the user's too — while
 a ``git clone`` may be copying them), and it writes the new pack in a folder
 of redline's own, then renames it in: nothing appears in ``objects/pack``
-half-written or disappears from it while requests flow.
+half-written, and nothing disappears from it as the roll-up runs.
 
 The packs rolled together are only listed as redundant; :func:`remove_packs`
-deletes them once requests pause, as git's own ``gc`` deletes the packs it
-replaced — those :func:`still_redundant` vouches for: git may have changed the
-folder meanwhile. A pack with a ``.keep`` of another program, a promisor or cruft pack
+deletes them later (daemon.housekeeping: once requests pause, or at the next
+roll-up), as git's own ``gc`` deletes the packs it replaced — those
+:func:`still_redundant` vouches for: git may have changed the folder
+meanwhile. A pack with a ``.keep`` of another program, a promisor or cruft pack
 is never rolled; redline's own held packs only once :class:`~redline.gitops.
 packs.Holds` lets them go.
 """

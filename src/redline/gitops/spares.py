@@ -5,8 +5,9 @@ the worktree file's temporary, ``index.lock``. On a file system short of free
 inodes near a directory, allocating one costs up to a millisecond of kernel
 time, while giving an existing inode a new name costs a hundredth of that.
 A :class:`SparePool` keeps empty files under one folder, topped up by its own
-thread while requests pause, and :meth:`SparePool.take` moves one to the name
-wanted; the daemon's writer context (gitops.writer) uses it for every new file.
+thread while requests pause (and, in a long burst, kept from running dry),
+and :meth:`SparePool.take` moves one to the name wanted; the daemon's writer
+context (gitops.writer) uses it for every new file.
 
 ``take`` keeps the meaning of ``open(O_CREAT | O_EXCL)``: ``link(2)``
 fails when the name exists, so a lock taken this way excludes git exactly as
@@ -32,6 +33,7 @@ from pathlib import Path
 from redline.fsops.atomic import umask
 
 KEEP = 1024  # about 170 edits' worth: a burst of requests is served from the pool
+LOW = 4  # in a burst, the pool is topped up to 1/LOW of KEEP (see SparePool)
 PAUSE = 0.2  # seconds without a request before the pool is topped up
 RETRY = 5.0  # seconds before trying again to make spares after a failure (a full disk)
 
@@ -39,11 +41,15 @@ RETRY = 5.0  # seconds before trying again to make spares after a failure (a ful
 class SparePool:
     """Up to ``keep`` empty files under ``folder``; one thread makes more as they are taken.
 
-    The pool is topped up only once requests pause (``pause`` seconds): making a
-    spare costs what it saves, and a burst of requests should not pay it on
-    the other core. When a long burst empties the pool, files are created as
-    usual until the next pause. The spares are kept in two sub-folders:
-    requests take from one while the thread fills the other, so a request
+    The pool is topped up to ``keep`` once requests pause (``pause`` seconds):
+    making a spare costs what it saves, and a burst of requests should not pay
+    it on the other core. A burst long enough to take all but ``keep // LOW``
+    of them makes the thread top the pool up to that mark while requests run:
+    otherwise every request after the first ~170 of a burst allocates its
+    inodes itself, and a long session's edits cost more than its first ones
+    (more still on ext4, whose allocator passes over recently freed inodes:
+    a burst frees some with every request). The spares are kept in two
+    sub-folders: requests take from one while the thread fills the other, so a request
     that arrives during a top-up does not wait for the folder lock an
     allocation holds.
     """
@@ -161,7 +167,7 @@ class SparePool:
                 busy_for = self.pause - (time.monotonic() - self._last_take)
                 if self._serving:
                     busy_for = self.pause
-                if busy_for > 0:
+                if busy_for > 0 and len(self) >= self.keep // LOW:
                     self._stopped.wait(busy_for)
                     continue
                 with self._lock:

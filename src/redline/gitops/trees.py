@@ -23,9 +23,10 @@ class Entry:
 # up in a tree or a tree builder (``pgit_borrow_fsdefault`` never releases what
 # ``PyOS_FSPath`` returned): a daemon that looks up a new string object per request
 # grows without end. So paths are handed over as one canonical object per distinct
-# path — what stays is one string per path ever looked up, as a set of the
-# repository's paths would be — and names that are new with every commit (notes) are
-# found by position instead (:func:`child_named`).
+# path — what stays is one string per path of the repository, as a set of them would
+# be — and names that are new with every commit (notes), or that no tree holds (a
+# temporary file the watcher saw come and go, new with every request), are found by
+# position instead (:func:`child_named`).
 _CANONICAL: dict[str, str] = {}
 
 
@@ -36,10 +37,21 @@ def held(path: str) -> str:
 
 def entry_at(tree: pygit2.Tree, path: str) -> pygit2.Object | None:
     """The entry at ``path`` in ``tree`` (any depth), or None."""
-    try:
-        return tree[held(path)]
-    except KeyError:
+    canonical = _CANONICAL.get(path)
+    if canonical is not None:
+        try:
+            return tree[canonical]
+        except KeyError:
+            return None
+    # A path not looked up before: found name by name, and held only once a tree has it.
+    folder, _, name = path.rpartition("/")
+    parent = entry_at(tree, folder) if folder else tree
+    if not isinstance(parent, pygit2.Tree):
         return None
+    found = child_named(parent, name)
+    if found is not None:
+        held(path)
+    return found
 
 
 def child_named(tree: pygit2.Tree, name: str) -> pygit2.Object | None:

@@ -432,9 +432,11 @@ class _Frame:
 def _end_reading(connection: _Connection) -> None:
     """End an idle connection of a stopping daemon: no more bytes are taken in, and its
     task sees the end of the stream once it has answered what it read."""
-    if connection.writer.transport.is_closing():
+    transport = connection.writer.transport
+    if transport.is_closing():
         return
-    connection.writer.transport.pause_reading()
+    if isinstance(transport, asyncio.ReadTransport):  # a socket's transport is both
+        transport.pause_reading()
     connection.reader.feed_eof()
 
 

@@ -131,6 +131,7 @@ class Gates(RuleBasedStateMachine):
         self.agent: Agent = agent(self.root)
         self.flags: list[Flag] = []
         self.moves: list[tuple[int, str, str]] = []  # (step, source, destination)
+        self.written_anew: dict[str, int] = {}  # a name the agent wrote a copy to: when
         self.step = 0
         self.merged: dict[tuple[str, str, str], bool] = {}  # oracle cache
         # Commits a rebase or an amend made (git copies their notes: notes.rewriteRef),
@@ -248,6 +249,7 @@ class Gates(RuleBasedStateMachine):
         result = self.request(WriteRequest(name, text))
         if result["status"] == "applied":
             self.moves.append((self.step, path, name))
+            self.written_anew[name] = self.step
             STATS["copies"] += 1
 
     def delete(self, file: int) -> None:
@@ -487,6 +489,7 @@ class Gates(RuleBasedStateMachine):
                 b.op in created
                 or self.paired_by_git(b, change.new)
                 or self.holds_what_it_wrote(b, change.new)
+                or self.written_over(b)
                 for b in found.blocked
             ), (what, found.blocked)
             STATS["must_pass"] += 1
@@ -501,6 +504,16 @@ class Gates(RuleBasedStateMachine):
         text = _blob(self.repo, tree, blocked.path)
         flags = [f for f in self.flags if f.edit == blocked.edit and f.path == blocked.edited_as]
         return text is not None and any(related(text, f) for f in flags)
+
+    def written_over(self, blocked: Any) -> bool:
+        """The file ``blocked`` names was written anew by the agent (a copy of another
+        file to the flagged file's name) after the edit: from the trees alone it is still
+        the edit's file, whose places hold neither the edit nor what was there before."""
+        at = self.written_anew.get(blocked.path)
+        return at is not None and any(
+            f.edit == blocked.edit and at > f.step and blocked.path in self.names(f)
+            for f in self.flags
+        )
 
     def holds_what_it_wrote(self, blocked: Any, tree: pygit2.Tree) -> bool:
         """The file ``blocked`` names, by its edit's own name, has the lines the edit wrote

@@ -206,3 +206,21 @@ def test_a_flagged_edit_a_rebase_drops_onto_a_hand_made_copy_of_it_is_refused_on
             lambda g: g.rebase(),
         ],
     )
+
+
+def test_a_flagged_file_written_anew_from_another_file_fails_closed(gates: Gates) -> None:
+    """A flagged edit of a moved file; the file is deleted, and a copy of another file
+    is written to its name: from the trees alone that is still the edit's file, and the
+    gate refuses it (failing closed) though the oracle finds no edit there."""
+    replay(
+        gates,
+        [lambda g: g.ids(0)]
+        + [lambda g: g.edit(0, 0, "return True", tolerant=False)] * 7
+        + [
+            lambda g: g.move(1, "auth/check_v2.py", 0),
+            lambda g: g.edit(1, 0, "return False", tolerant=True),
+            lambda g: g.delete(1),
+        ]
+        + [lambda g: g.edit(0, 0, "return True", tolerant=False)] * 4
+        + [lambda g: g.copy(0, "auth/check_v2.py")],
+    )

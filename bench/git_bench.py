@@ -1,16 +1,17 @@
 """Benchmark git mode: exact edits through a real daemon on a real socket.
 
-    python bench/git_bench.py [--quick] [--json FILE] [--profile] [--keep]
+    python bench/git_bench.py [--quick] [--files N] [--json FILE] [--profile] [--keep]
 
-Builds two repositories under a short ``/tmp`` directory (20,000 files: 200
-directories x 100 small modules; and 200 files of the same shape), opens a
+Builds two repositories under a short ``/tmp`` directory (``--files``, 20,000 by
+default, 100,000 for a monorepo: directories of 100 small modules; and 200 files of
+the same shape), opens a
 session in each through the ``redline`` command (which starts the daemon), then
 measures:
 
 1. the round trip of one exact edit (``apply`` over the socket with an
    in-process ``Client``: snapshot, commit, note, worktree write, index update)
-   -- p50/p90/p99 on both repositories and the p50 ratio 20k/200;
-2. the same change with the git CLI in a plain clone of the 20k repository
+   -- p50/p90/p99 on both repositories and the p50 ratio big/200;
+2. the same change with the git CLI in a plain clone of the big repository
    (write the file, ``git add``, ``git commit``) and the speedup over redline;
 3. throughput of 4 sessions edited concurrently by 4 threads;
 4. the wall time of a ``redline apply --session`` process sending a real edit
@@ -60,7 +61,8 @@ TARGET_STARTUP_RATIO = 1.5
 HEAVY = ("pygit2", "watchdog", "pydantic")
 
 FILES_PER_DIR = 100
-BIG_DIRS = 200  # 20,000 files
+BIG_DIRS = 200  # 20,000 files (--files sets it)
+BIG = "20k"  # its name in the report and the JSON
 SMALL_DIRS = 2  # 200 files
 EDITED_FILES = 50  # each stream rotates over this many files
 SESSION = "bench"
@@ -653,7 +655,7 @@ def verdict(ok: bool) -> str:
 
 
 def print_report(data: dict[str, Any]) -> None:
-    rt_big, rt_small = data["round_trip"]["20k"], data["round_trip"]["200"]
+    rt_big, rt_small = data["round_trip"][BIG], data["round_trip"]["200"]
     print(
         f"\nround trip: exact edit via the daemon (in-process client, "
         f"{rt_big['n']} requests after {data['sizes']['warmup']} warm-up)"
@@ -662,7 +664,7 @@ def print_report(data: dict[str, Any]) -> None:
         f"  {'repo':<6}{'files':>7}{'p50':>9}{'p90':>9}{'p99':>9}{'mean':>9}{'max':>9}"
         f"{'1st':>9}{'hello':>9}"
     )
-    for name, files, row in (("20k", 20000, rt_big), ("200", 200, rt_small)):
+    for name, files, row in ((BIG, BIG_DIRS * FILES_PER_DIR, rt_big), ("200", 200, rt_small)):
         print(
             f"  {name:<6}{files:>7}"
             + "".join(f"{row[k]:>9.2f}" for k in ("p50_ms", "p90_ms", "p99_ms", "mean_ms"))
@@ -674,12 +676,12 @@ def print_report(data: dict[str, Any]) -> None:
     )
     git = data["git_cli"]
     print(
-        f"\ngit CLI in a clone of the 20k repo (write + git add + git commit, {git['n']} runs): "
+        f"\ngit CLI in a clone of the {BIG} repo (write + git add + git commit, {git['n']} runs): "
         f"p50 {git['p50_ms']:.1f} ms, p90 {git['p90_ms']:.1f} ms"
     )
     conc = data["concurrent"]
     print(
-        f"\n{conc['sessions']} sessions x {conc['edits_per_session']} edits concurrently (20k): "
+        f"\n{conc['sessions']} sessions x {conc['edits_per_session']} edits concurrently ({BIG}): "
         f"{conc['edits_per_s']:.1f} edits/s over {conc['wall_s']:.2f} s; per request "
         f"p50 {conc['p50_ms']:.1f} ms, p90 {conc['p90_ms']:.1f} ms, p99 {conc['p99_ms']:.1f} ms"
         + (f"; errors: {conc['errors']}" if conc["errors"] else "")
@@ -688,7 +690,7 @@ def print_report(data: dict[str, Any]) -> None:
     apply_p50, click_p50 = st["apply_ms"]["p50_ms"], st["import_click_ms"]["p50_ms"]
     print(
         f"\nclient start-up ({st['apply_ms']['n']} runs each, interleaved, medians): "
-        f"redline apply --session (20k) {apply_p50:.1f} ms, "
+        f"redline apply --session ({BIG}) {apply_p50:.1f} ms, "
         f"python -c 'import click' {click_p50:.1f} ms; apply minus the round-trip p50 "
         f"{apply_p50 - rt_big['p50_ms']:.1f} ms"
     )
@@ -706,9 +708,9 @@ def print_report(data: dict[str, Any]) -> None:
     checks = data["checks"]
     print(
         f"\nchecks: {checks['applied_edits']} edits applied, {len(checks['failures'])} not "
-        f"applied; commits on redline/{SESSION} (20k) {checks['branch_commits_20k']} "
-        f"(expected {checks['expected_commits_20k']}); session worktree clean: "
-        f"{checks['worktree_clean_20k']}"
+        f"applied; commits on redline/{SESSION} ({BIG}) {checks['branch_commits_big']} "
+        f"(expected {checks['expected_commits_big']}); session worktree clean: "
+        f"{checks['worktree_clean_big']}"
     )
     for failure in checks["failures"][:10]:
         print(f"  not applied: {failure}")
@@ -723,8 +725,8 @@ def print_report(data: dict[str, Any]) -> None:
 
 
 def print_profile(profile: dict[str, Any]) -> None:
-    columns = ("20k", "200")
-    edits = profile["20k"]["edits"]
+    columns = (BIG, "200")
+    edits = profile[BIG]["edits"]
     print(
         f"\nin-process reproduction: Service.call(Service.apply) with the daemon's Watcher "
         f"attached, daemons stopped, {edits} edits per column"
@@ -749,8 +751,8 @@ def print_profile(profile: dict[str, Any]) -> None:
                 f"    {row['self_ms']:>7.3f} self {row['cumulative_ms']:>7.3f} cum "
                 f"{row['calls_per_request']:>7.1f} calls  {row['function']}"
             )
-    print("\n  cProfile 20k: top functions by cumulative time (ms per request)")
-    for row in profile["20k"]["profile"]["by_cumulative"][:18]:
+    print(f"\n  cProfile {BIG}: top functions by cumulative time (ms per request)")
+    for row in profile[BIG]["profile"]["by_cumulative"][:18]:
         print(
             f"    {row['cumulative_ms']:>7.3f} cum {row['self_ms']:>7.3f} self "
             f"{row['calls_per_request']:>7.1f} calls  {row['function']}"
@@ -765,6 +767,7 @@ def branch_commits(runner: Runner, repo: Path) -> int:
 
 
 def main() -> None:
+    global BIG_DIRS, BIG
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer requests per measurement")
     parser.add_argument("--json", type=Path, help="write every figure to this file")
@@ -777,8 +780,17 @@ def main() -> None:
         help="build the repositories in a new directory under this one (default /tmp; "
         "keep it short: the daemon's socket lives inside the repository)",
     )
+    parser.add_argument(
+        "--files",
+        type=int,
+        default=BIG_DIRS * FILES_PER_DIR,
+        help="files in the big repository, a multiple of 100 (default 20000; 100000 for a "
+        "monorepo's size)",
+    )
     args = parser.parse_args()
     sizes = QUICK if args.quick else FULL
+    BIG_DIRS = max(1, args.files // FILES_PER_DIR)
+    BIG = f"{BIG_DIRS * FILES_PER_DIR // 1000}k"
 
     base = Path(tempfile.mkdtemp(prefix="rlb", dir=args.dir))
     home, runtime = base / "h", base / "x"
@@ -809,7 +821,7 @@ def main() -> None:
         f"Python {data['machine']['python']}, {data['machine']['git']}, "
         f"pygit2 {data['machine']['pygit2']}; in {base}"
     )
-    repos = {"20k": (big, BIG_DIRS), "200": (small, SMALL_DIRS)}
+    repos = {BIG: (big, BIG_DIRS), "200": (small, SMALL_DIRS)}
     streams: dict[str, EditStream] = {}
     sockets: dict[str, Path] = {}
     started_daemons: list[Path] = []
@@ -853,24 +865,24 @@ def main() -> None:
             name: round_trip(sockets[name], streams[name], sizes) for name in repos
         }
         data["git_cli"] = git_cli(runner, big, clone, sizes)
-        data["concurrent"], conc_streams = concurrent(runner, big, sockets["20k"], sizes)
-        data["startup"] = startup(runner, big, streams["20k"], sizes)
+        data["concurrent"], conc_streams = concurrent(runner, big, sockets[BIG], sizes)
+        data["startup"] = startup(runner, big, streams[BIG], sizes)
 
         worktree = Path(status_worktree(runner, big))
         failures = [f for s in [*streams.values(), *conc_streams] for f in s.failures]
         data["checks"] = {
             "applied_edits": sum(s.applied for s in [*streams.values(), *conc_streams]),
             "failures": failures,
-            "branch_commits_20k": branch_commits(runner, big),
-            "expected_commits_20k": streams["20k"].applied,
-            "worktree_clean_20k": runner.git(worktree, "status", "--porcelain") == "",
+            "branch_commits_big": branch_commits(runner, big),
+            "expected_commits_big": streams[BIG].applied,
+            "worktree_clean_big": runner.git(worktree, "status", "--porcelain") == "",
         }
     finally:
         for path in started_daemons:
             with contextlib.suppress(RuntimeError):
                 runner.run([*runner.redline, "daemon", "stop", "--repo", str(path)])
 
-    p50_big = data["round_trip"]["20k"]["p50_ms"]
+    p50_big = data["round_trip"][BIG]["p50_ms"]
     p50_small = data["round_trip"]["200"]["p50_ms"]
     ratio = p50_big / p50_small
     speedup = data["git_cli"]["p50_ms"] / p50_big
@@ -878,19 +890,19 @@ def main() -> None:
     heavy = st["imports"]["heavy_imported"]
     data["verdicts"] = [
         {
-            "what": "round trip p50, 20k files",
+            "what": f"round trip p50, {BIG} files",
             "value": f"{p50_big:.2f} ms",
             "target": f"<= {TARGET_P50_MS:g} ms",
             "verdict": verdict(p50_big <= TARGET_P50_MS),
         },
         {
-            "what": "p50(20k) / p50(200)",
+            "what": f"p50({BIG}) / p50(200)",
             "value": f"{ratio:.2f}",
             "target": f"<= {TARGET_RATIO:g}",
             "verdict": verdict(ratio <= TARGET_RATIO),
         },
         {
-            "what": "speedup git CLI p50 / redline p50 (20k)",
+            "what": f"speedup git CLI p50 / redline p50 ({BIG})",
             "value": f"{speedup:.1f}x",
             "target": f">= {TARGET_SPEEDUP:g}x",
             "verdict": verdict(speedup >= TARGET_SPEEDUP),

@@ -12,7 +12,6 @@ must report a weakening whenever the oracle finds one — no misses.
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 
 from redline.engine.policy import MATCH_TYPES, Policy, glob_matches
 from redline.engine.weakening import glob_covers, weakenings
+from redline.records import replace
 from redline.settings.policy import parse_policy
 
 GLOBS = [

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,6 +41,7 @@ from redline.gitops.worktree import request_path
 from redline.gitops.writer import Writer
 from redline.hooks import ledger
 from redline.hooks.mainline import Mainline
+from redline.records import replace
 from redline.settings.files import settings_table
 from redline.settings.policy import policy_from_files
 from redline.tools.permissions import Permissions, unknown_rules, verdict

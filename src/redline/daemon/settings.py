@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from dataclasses import replace
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -29,6 +28,7 @@ import pygit2
 from redline.engine.policy import SETTINGS_FILES, Policy, default_rules
 from redline.gitops.committed import governing_rev
 from redline.gitops.session import Session
+from redline.records import replace
 from redline.settings.files import Committed
 from redline.settings.policy import policy_from_files
 from redline.settings.tools import Config, load_config

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from redline.fsops.atomic import NotRegular, read_regular
 from redline.fsops.confine import confine, locate, not_regular, relative_to_root
 from redline.fsops.files import resolve, write_atomic
 from redline.fsops.resources import explain
+from redline.records import replace
 
 if TYPE_CHECKING:
     from redline.engine.policy import Policy

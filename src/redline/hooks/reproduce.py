@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pygit2
@@ -29,6 +29,7 @@ import pygit2
 from redline import __version__
 from redline.gitops import notes
 from redline.hooks.ledger import Ledger
+from redline.records import replace
 
 if TYPE_CHECKING:
     from redline.engine.requests import Request

@@ -13,23 +13,21 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from redline.engine import budget, similarity
-from redline.engine.analysis import ANALYSES
+from redline.engine import budget
 from redline.engine.budget import TooLarge
-from redline.engine.fold import (
-    Folded,
-    compact_lines,
-    fold_punctuation,
-    fold_whitespace,
-    punctuation_key,
-    without_spaces,
-)
 from redline.engine.match_types import SIMILARITY, MatchType, chain, confidences
+from redline.records import record
+
+if TYPE_CHECKING:
+    from redline.engine import similarity
+    from redline.engine.fold import Folded
+
+# The tolerant tiers' modules (engine.fold, engine.similarity, engine.analysis) are
+# imported where those tiers run: an exact edit never loads them.
 
 # The edit tool's fixed confidences (engine.match_types: one table of every tier).
 CONFIDENCE = confidences("edit")
@@ -56,7 +54,7 @@ def honest_confidence(match_type: str, score: float) -> float:
     return min(score, TOLERANT_CEILING)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Span:
     """A matched stretch of the file's text: ``start`` and ``end`` offsets, and its ``score``."""
 
@@ -68,7 +66,7 @@ class Span:
         return self.start < other.end and other.start < self.end
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ChainResult:
     """The deciding tier and its candidates; ``nearest`` is the best miss.
 
@@ -100,6 +98,9 @@ class FileView:
 
     def fold(self, kind: str) -> Folded:
         if kind not in self._folds:
+            from redline.engine.analysis import ANALYSES
+            from redline.engine.fold import Folded, fold_punctuation, fold_whitespace
+
             made = fold_punctuation if kind == "punctuation" else fold_whitespace
             # The strings of the fold are kept per content (engine.analysis); this
             # view's Folded, whose maps fill in as it is used, is its own.
@@ -210,6 +211,8 @@ def _punctuation(view: FileView, old: str) -> list[Span]:
     # A line-starting old_string never matches after part of a line's indentation
     # (it would leave the rest of the indentation in front of the replacement), and a
     # line-terminated one never matches part of a longer line.
+    from redline.engine.fold import fold_punctuation, without_spaces
+
     needle = fold_punctuation(old)
     if view.text.isascii() and without_spaces(needle.text) not in view.fold("whitespace").text:
         # The punctuation fold of an ASCII file only deletes spaces: a needle it holds is
@@ -221,6 +224,8 @@ def _punctuation(view: FileView, old: str) -> list[Span]:
 
 
 def _whitespace(view: FileView, old: str) -> list[Span]:
+    from redline.engine.fold import fold_whitespace
+
     spans = _folded_tier(view, old, "whitespace", fold_whitespace(old))
     wide = [_extend_whitespace(view.text, s, old) for s in spans]
     return [s for s in wide if s is not None and _whole_lines(view.text, s, old)]
@@ -351,7 +356,10 @@ class _FoldedLines:
     """
 
     def __init__(self, view: FileView) -> None:
+        from redline.engine.fold import compact_lines, punctuation_key
+
         self._lines = view.lines
+        self._key = punctuation_key
         self._compact = compact_lines(view.text)  # the keys, a line each, or None
         self._folded: list[str] | None = None
         if self._compact is None:
@@ -364,7 +372,7 @@ class _FoldedLines:
     def line(self, i: int) -> str:
         if self._folded is not None:
             return self._folded[i]
-        return punctuation_key(self._lines[i])
+        return self._key(self._lines[i])
 
     def key(self, i: int) -> str:
         if i not in self._keys:
@@ -405,12 +413,16 @@ class _Fuzzy:
 
     @property
     def scores(self) -> similarity.LineScores:
+        from redline.engine import similarity
+
         if self._scores is None:
             self._scores = similarity.line_scores(self.old_lines, self.view.lines)
         return self._scores
 
     def windows(self) -> list[Span]:
         """``fuzzy``: character similarity of windows around old_string's length."""
+        from redline.engine import similarity
+
         if len(self.old_lines) == 1 and not self.with_newline:
             return self._fragment_windows()
         n = len(self.old_lines)
@@ -436,6 +448,8 @@ class _Fuzzy:
         return [best[i] for i in starts if i in best]
 
     def _fragment_windows(self) -> list[Span]:
+        from redline.engine import similarity
+
         lines = self.view.lines
         scores = similarity.partial_scores(self.old, lines)
         spans: list[Span] = []
@@ -486,6 +500,8 @@ def _cuts_a_word(line: str, at: int) -> bool:
 def _refine(needle: str, line: str) -> tuple[int, int] | None:
     """The span of ``line`` most similar to ``needle`` that starts and ends at word edges
     (a span cutting a word in two would rewrite half of it), or None."""
+    from redline.engine import similarity
+
     start, end, _ = similarity.partial_alignment(needle, line)
     best: tuple[int, int] | None = None
     best_score = -1.0

@@ -30,11 +30,11 @@ from redline.engine.match import (
     match_chain,
 )
 from redline.engine.match_types import SIMILARITY
-from redline.engine.prefixes import Reading, readings
 from redline.engine.result import Failure, Match, Result, Status, Tolerance
 from redline.records import record, replace
 
 if TYPE_CHECKING:
+    from redline.engine.prefixes import Reading
     from redline.engine.validate import Validation
 
 DEFAULT_THRESHOLD = 0.8
@@ -274,6 +274,8 @@ def _locate(
         prefixed = _prefixed(view, item)
         if prefixed is not None:
             return prefixed
+        from redline.engine.prefixes import readings  # old_string is not in the file
+
         marked = [r for r in readings(old, item.new_string) if r.prefixes.startswith("diff")]
         if marked and any(line.startswith("+") for line in item.new_string.split("\n")):
             # Diff markers that add lines are not the file's text, whatever else matches:
@@ -463,6 +465,8 @@ def _escaping(text: str) -> tuple[set[str], set[str]]:
 def _prefixed(view: FileView, item: EditItem) -> _Replacement | None:
     """The edit without the display prefixes its lines carry (line numbers, box glyphs,
     diff markers copied from a view), when old_string read so is in the file once."""
+    from redline.engine.prefixes import readings
+
     found: dict[tuple[int, int, str], Reading] = {}
     for reading in readings(item.old_string, item.new_string):
         if not reading.old.strip():

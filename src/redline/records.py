@@ -14,8 +14,8 @@ fields when frozen, none when not), ``__match_args__``, and for a frozen record 
 a method the class defines itself is kept. mypy reads a record as a dataclass
 (``dataclass_transform``).
 
-:func:`replace` and :func:`defaults` stand for ``dataclasses.replace`` and the
-defaults ``dataclasses.fields`` describes.
+:func:`replace`, :func:`asdict` and :func:`defaults` stand for ``dataclasses.replace``,
+``dataclasses.asdict`` and the defaults ``dataclasses.fields`` describes.
 """
 
 from __future__ import annotations
@@ -279,3 +279,30 @@ def as_dataclass(cls: type) -> type:
         return origin[swapped]
 
     return twin(cls)
+
+
+def asdict(obj: Any) -> dict[str, Any]:
+    """The fields of record (or dataclass) ``obj`` as a dict, what it holds copied: records
+    and dataclasses as dicts, lists, tuples and dicts as new ones, anything else deep-copied
+    (``dataclasses.asdict``, for both kinds)."""
+    plain: dict[str, Any] = _plain(obj)
+    return plain
+
+
+def _plain(value: Any) -> Any:
+    kind = type(value)
+    if hasattr(kind, _FIELDS):
+        return {f.name: _plain(getattr(value, f.name)) for f in getattr(kind, _FIELDS)}
+    if hasattr(kind, "__dataclass_fields__"):
+        import dataclasses
+
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple
+        return kind(*[_plain(item) for item in value])
+    if isinstance(value, list | tuple):
+        return kind(_plain(item) for item in value)
+    if isinstance(value, dict):
+        return kind((_plain(key), _plain(item)) for key, item in value.items())
+    import copy
+
+    return copy.deepcopy(value)

@@ -16,7 +16,6 @@ is kept too.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import pygit2
@@ -37,12 +36,13 @@ from redline.gitops.repo import NOTES_REF, signature
 from redline.gitops.signing import allowed_signers, vouched
 from redline.gitops.trees import FILE, Entry, with_entries
 from redline.gitops.writer import PLAIN, Writer
+from redline.records import field, record
 
 _ATTEMPTS = 50
 _HEX = frozenset("0123456789abcdef")
 
 
-@dataclass
+@record
 class Merged:
     """What merging another notes tip did: ``how`` is "up to date", "fast-forward" or
     "merged"; ``kept`` lists commits whose local note was kept because the two notes

@@ -27,7 +27,6 @@ import hashlib
 import os
 import re
 import subprocess
-from dataclasses import dataclass
 
 import pygit2
 
@@ -35,6 +34,7 @@ from redline.gitops.errors import GitModeError
 from redline.gitops.notes import current, ref_target
 from redline.gitops.notes_merge import Merged, merge_into
 from redline.gitops.repo import NOTES_REF, common_dir
+from redline.records import record
 
 TRACKING = "refs/notes/redline-remote/"
 ATTEMPTS = 5  # fetch, merge, push; again when another clone pushed notes in between
@@ -116,7 +116,7 @@ def _tracking_refs(repo: pygit2.Repository) -> list[str]:
     return sorted(names)
 
 
-@dataclass
+@record
 class Synced:
     remote: str
     fetched: bool  # the remote had notes

@@ -16,7 +16,6 @@ and that the evidence was missing (hooks.approve).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import pygit2
 
@@ -24,6 +23,7 @@ from redline.gitops.follow import Follower, added_paths
 from redline.gitops.notes import trailer_edits
 from redline.hooks.guard import changed_paths
 from redline.hooks.ledger import Ledger
+from redline.records import record
 
 MISSING_RULE = "evidence missing"
 MISSING_REASON = (
@@ -32,7 +32,7 @@ MISSING_REASON = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Missing:
     """An edit a commit names whose evidence is gone."""
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pygit2
@@ -36,6 +35,7 @@ from redline.hooks.claims import Mismatch
 from redline.hooks.evidence import Missing
 from redline.hooks.gate import judge
 from redline.hooks.guard import Blocked, Unreadable, describe
+from redline.records import asdict, field, record
 from redline.settings.policy import PolicyError, policy_from_tree
 
 SETTLE_WAIT = 5.0  # seconds to wait for a request of the session being published
@@ -67,7 +67,7 @@ class LandRefused(RedlineError):
         }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Landed:
     session: str
     into: str  # the branch's short name

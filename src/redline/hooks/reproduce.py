@@ -21,7 +21,6 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pygit2
@@ -29,14 +28,14 @@ import pygit2
 from redline import __version__
 from redline.gitops import notes
 from redline.hooks.ledger import Ledger
-from redline.records import replace
+from redline.records import record, replace
 
 if TYPE_CHECKING:
     from redline.engine.requests import Request
     from redline.engine.result import HunkReport, Match
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Unreproduced:
     """A commit whose note the recorded request does not reproduce, and how it differs."""
 
@@ -89,7 +88,7 @@ class _TreeFiles:
 NO_REQUEST = "the note keeps no request to run again"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Recorded:
     """The request a note keeps, as sent, and the redline version that ran it; or why
     there is none (``missing``)."""

@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from typing import Any
 
 import pygit2
@@ -36,12 +35,13 @@ from redline.gitops import notes
 from redline.gitops.repo import common_dir
 from redline.gitops.signing import SSH, Verified, allowed_signers, verify
 from redline.hooks.ledger import EVIDENCE_KEY, NOTE_KEY, EditRecord, Ledger
+from redline.records import record, replace
 
 NOT_SIGNED = "it is not signed"
 SIGNER_KEY = "_signer"  # the principal a counted approval verified as
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Ignored:
     """An approval that does not count, and why."""
 
@@ -195,7 +195,7 @@ def signers_of(entry: EditRecord) -> list[str]:
     return entry.signers if isinstance(entry, _Signed) else []
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Signatures:
     """What ``redline review`` says about approvals where only signed ones count: who
     signed each approved edit (edit -> principals), and the approvals ignored."""

@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
@@ -15,13 +14,14 @@ import pygit2
 from redline.gitops.gitenv import without_git_redirects
 from redline.gitops.notes import trailer_edits
 from redline.gitops.repo import BRANCH_PREFIX
+from redline.records import record
 
 ZERO = "0" * 40
 SESSION_BRANCHES = f"refs/heads/{BRANCH_PREFIX}"
 _SQUASHED = re.compile(r"^commit ([0-9a-f]{40})$", re.M)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Change:
     label: str  # for messages: "the commit", "push of refs/heads/main"
     parent: pygit2.Tree | None

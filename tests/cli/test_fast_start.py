@@ -90,7 +90,7 @@ NOT_OWN = {
 
 # Standard-library modules a call must not load: an exact edit and a client that only
 # sends a request and prints the answer have no use for dataclasses (nor the inspect it
-# imports: their classes are redline.records); a commit's hook signs nothing (tempfile is
+# imports: their classes are redline.engine.records); a commit's hook signs nothing (tempfile is
 # for ssh-keygen's files). (pathspec, for globs, and pygit2 import dataclasses themselves.)
 NOT_STDLIB = {
     "embedded apply": {"dataclasses", "inspect"},

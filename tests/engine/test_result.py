@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from redline.engine.records import names
 from redline.engine.result import (
     CONTRACT,
     CommitReport,
@@ -16,7 +17,6 @@ from redline.engine.result import (
     Tolerance,
     shown,
 )
-from redline.records import names
 
 
 def asdict(value: Any) -> Any:

@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from redline.engine.policy import MATCH_TYPES, Policy, glob_matches
+from redline.engine.records import replace
 from redline.engine.weakening import glob_covers, weakenings
-from redline.records import replace
 from redline.settings.policy import parse_policy
 
 GLOBS = [

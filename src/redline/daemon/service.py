@@ -26,6 +26,7 @@ from redline.engine.edit import EditRequest
 from redline.engine.errors import RedlineError, RequestError
 from redline.engine.hints import FailureHints
 from redline.engine.patch import PatchRequest
+from redline.engine.records import replace
 from redline.engine.result import Result, shown
 from redline.fsops.resources import ResourceError, explain, is_resource
 from redline.gitops import history, outcomes
@@ -41,7 +42,6 @@ from redline.gitops.worktree import request_path
 from redline.gitops.writer import Writer
 from redline.hooks import ledger
 from redline.hooks.mainline import Mainline
-from redline.records import replace
 from redline.settings.files import settings_table
 from redline.settings.policy import policy_from_files
 from redline.tools.permissions import Permissions, unknown_rules, verdict

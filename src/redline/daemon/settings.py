@@ -26,9 +26,9 @@ from typing import Generic, TypeVar
 import pygit2
 
 from redline.engine.policy import SETTINGS_FILES, Policy, default_rules
+from redline.engine.records import replace
 from redline.gitops.committed import governing_rev
 from redline.gitops.session import Session
-from redline.records import replace
 from redline.settings.files import Committed
 from redline.settings.policy import policy_from_files
 from redline.settings.tools import Config, load_config

@@ -33,7 +33,7 @@ another limit (``EditRequest.limit``, ``apply_hunks(limit=...)``).
 
 from __future__ import annotations
 
-from redline.records import record
+from redline.engine.records import record
 
 LINE_WEIGHT = 16
 PASS_WEIGHT = 4096

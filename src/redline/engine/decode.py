@@ -12,7 +12,7 @@ import codecs
 import re
 
 from redline.engine.errors import BinaryFileError, EncodingError
-from redline.records import record
+from redline.engine.records import record
 
 # Longest first: the UTF-32-LE BOM starts with the UTF-16-LE one.
 _BOMS: tuple[tuple[bytes, str], ...] = (

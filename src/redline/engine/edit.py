@@ -30,8 +30,8 @@ from redline.engine.match import (
     match_chain,
 )
 from redline.engine.match_types import SIMILARITY
+from redline.engine.records import record, replace
 from redline.engine.result import Failure, Match, Result, Status, Tolerance
-from redline.records import record, replace
 
 if TYPE_CHECKING:
     from redline.engine.prefixes import Reading

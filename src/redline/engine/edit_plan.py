@@ -16,8 +16,8 @@ from redline.engine.errors import RequestError
 from redline.engine.paths import checked_path
 from redline.engine.plan import FileChange, GroupPlan, PatchOutcome, PatchPlan, Snapshot
 from redline.engine.read import is_a_directory, no_such_file
+from redline.engine.records import replace
 from redline.engine.result import Result
-from redline.records import replace
 
 Missing = Callable[[str, bool], str]  # the refusal of a path with no file (True: a folder)
 

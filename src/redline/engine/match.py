@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from redline.engine import budget
 from redline.engine.budget import TooLarge
 from redline.engine.match_types import SIMILARITY, MatchType, chain, confidences
-from redline.records import record
+from redline.engine.records import record
 
 if TYPE_CHECKING:
     from redline.engine import similarity

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from redline.records import record
+from redline.engine.records import record
 
 MatchType = Literal[
     "exact",

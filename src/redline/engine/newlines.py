@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from redline.records import record
+from redline.engine.records import record
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 

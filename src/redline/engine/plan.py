@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
-from redline.records import field, record
+from redline.engine.records import field, record
 
 if TYPE_CHECKING:
     from redline.engine.hunks import HunkEvidence

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from redline.engine.confidence import shown_confidence
 from redline.engine.match_types import MATCH_TYPES as ALL_MATCH_TYPES
-from redline.records import field, record, replace
+from redline.engine.records import field, record, replace
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
-from redline.records import record
+from redline.engine.records import record
 
 _NUMBERED = (
     ("line numbers ('12: ')", re.compile(r"[ \t]*(\d+):")),

@@ -24,8 +24,8 @@ from redline.engine import newlines
 from redline.engine.decode import Decoded, decode
 from redline.engine.errors import BinaryFileError, RequestError
 from redline.engine.paths import checked_path
+from redline.engine.records import record
 from redline.engine.result import Result
-from redline.records import record
 
 if TYPE_CHECKING:
     from redline.engine.plan import Snapshot

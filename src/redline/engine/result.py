@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from redline.engine.records import MISSING, defaults, field, names, record
 from redline.engine.status import EXIT_CODES
-from redline.records import MISSING, defaults, field, names, record
 
 Status = Literal[
     "applied",

@@ -39,8 +39,8 @@ from redline.engine.read import (
     is_a_directory,
     no_such_file,
 )
+from redline.engine.records import record
 from redline.engine.result import Result
-from redline.records import record
 
 LineEnding = Literal["lf", "crlf"]
 _ENDINGS = {"lf": newlines.LF, "crlf": newlines.CRLF}

@@ -12,13 +12,13 @@ from redline.engine.edit_plan import plan_edit
 from redline.engine.errors import RequestError
 from redline.engine.paths import checked_path
 from redline.engine.read import ReadRequest, plan_read, unreadable
+from redline.engine.records import replace
 from redline.engine.result import Result
 from redline.fsops import interrupts
 from redline.fsops.atomic import NotRegular, read_regular
 from redline.fsops.confine import confine, locate, not_regular, relative_to_root
 from redline.fsops.files import resolve, write_atomic
 from redline.fsops.resources import explain
-from redline.records import replace
 
 if TYPE_CHECKING:
     from redline.engine.policy import Policy

@@ -17,10 +17,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from redline.engine.records import field, record
 from redline.fsops import interrupts
 from redline.fsops.atomic import read_regular_stat, replace_file
 from redline.fsops.resources import explain
-from redline.records import field, record
 
 # Held past these, the stream is written and answered before it goes on.
 MAX_ANSWERS = 1000

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from redline.records import record
+from redline.engine.records import record
 
 # core.fsync components and aggregates, as git spells them, reduced to the two redline
 # uses (a request's objects are what `git commit` writes as loose objects).

@@ -49,7 +49,7 @@ from redline.engine.follow import (
     touches,
     would_change,
 )
-from redline.records import record
+from redline.engine.records import record
 
 Side = pygit2.Tree | pygit2.Index
 State = Literal["intact", "undone", "other"]

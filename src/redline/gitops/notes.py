@@ -17,13 +17,13 @@ from typing import Any, Literal
 
 import pygit2
 
+from redline.engine.records import field, names, record
 from redline.gitops import refs, sent
 from redline.gitops.errors import CorruptNotes, GitModeError, RefMoved
 from redline.gitops.objects import write_blob, write_commit
 from redline.gitops.repo import NOTES_REF, common_dir
 from redline.gitops.trees import FILE, TREE, Entry, child_named, with_entries
 from redline.gitops.writer import PLAIN, Writer
-from redline.records import field, names, record
 
 SCHEMA = "redline.note/1"
 _Tip = Literal["tip"]

@@ -20,6 +20,7 @@ from typing import Any
 
 import pygit2
 
+from redline.engine.records import field, record
 from redline.gitops import refs, sent
 from redline.gitops.errors import GitModeError, RefMoved
 from redline.gitops.notes import (
@@ -36,7 +37,6 @@ from redline.gitops.repo import NOTES_REF, signature
 from redline.gitops.signing import allowed_signers, vouched
 from redline.gitops.trees import FILE, Entry, with_entries
 from redline.gitops.writer import PLAIN, Writer
-from redline.records import field, record
 
 _ATTEMPTS = 50
 _HEX = frozenset("0123456789abcdef")

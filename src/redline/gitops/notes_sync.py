@@ -30,11 +30,11 @@ import subprocess
 
 import pygit2
 
+from redline.engine.records import record
 from redline.gitops.errors import GitModeError
 from redline.gitops.notes import current, ref_target
 from redline.gitops.notes_merge import Merged, merge_into
 from redline.gitops.repo import NOTES_REF, common_dir
-from redline.records import record
 
 TRACKING = "refs/notes/redline-remote/"
 ATTEMPTS = 5  # fetch, merge, push; again when another clone pushed notes in between

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pygit2
 
+from redline.engine.records import record
 from redline.gitops.errors import NotARepository
 from redline.gitops.names import STATE_DIR, WORKTREES
-from redline.records import record
 
 NOTES_REF = "refs/notes/redline"
 BRANCH_PREFIX = "redline/"

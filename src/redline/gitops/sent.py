@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from redline import __version__
+from redline.engine.records import record
 from redline.gitops.errors import CorruptNotes, RequestRedacted
 from redline.gitops.objects import write_blob
 from redline.gitops.repo import NOTES_REF
 from redline.gitops.writer import PLAIN, Writer
-from redline.records import record
 
 if TYPE_CHECKING:
     from redline.engine.requests import Request

@@ -25,9 +25,9 @@ from typing import Any
 import pygit2
 
 from redline.engine.policy import ALLOWED_SIGNERS
+from redline.engine.records import record
 from redline.gitops import notes
 from redline.gitops.errors import GitModeError
-from redline.records import record
 
 NAMESPACE = "redline"
 SSH = "ssh"

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import pygit2
 
-from redline.records import field, record
+from redline.engine.records import field, record
 
 FILE = pygit2.enums.FileMode.BLOB
 EXECUTABLE = pygit2.enums.FileMode.BLOB_EXECUTABLE

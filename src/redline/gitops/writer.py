@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from redline.engine.records import record
 from redline.fsops.atomic import create_new
 from redline.gitops.durability import NONE, Durability
 from redline.gitops.packs import StagedObjects
 from redline.gitops.spares import SparePool
-from redline.records import record
 
 
 @record

@@ -39,10 +39,10 @@ from typing import Any
 
 import pygit2
 
+from redline.engine.records import field, record
 from redline.gitops import notes
 from redline.gitops.repo import common_dir
 from redline.hooks.ledger import Ledger
-from redline.records import field, record
 
 _RECORD = 40  # a commit id and a note blob id, 20 bytes each
 # What redline writes in an edit commit's message about the match (gitops.evidence).

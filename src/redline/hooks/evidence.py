@@ -19,11 +19,11 @@ from collections.abc import Iterable
 
 import pygit2
 
+from redline.engine.records import record
 from redline.gitops.follow import Follower, added_paths
 from redline.gitops.notes import trailer_edits
 from redline.hooks.guard import changed_paths
 from redline.hooks.ledger import Ledger
-from redline.records import record
 
 MISSING_RULE = "evidence missing"
 MISSING_REASON = (

@@ -23,13 +23,13 @@ import pygit2
 
 from redline.engine.errors import RedlineError
 from redline.engine.policy import Policy
+from redline.engine.records import field, record, replace
 from redline.gitops.follow import Follower
 from redline.hooks import stages
 from redline.hooks.claims import Mismatch, mismatches
 from redline.hooks.evidence import Missing, missing_evidence
 from redline.hooks.guard import Blocked, Unreadable, blocked, unreadable_notes
 from redline.hooks.ledger import Ledger
-from redline.records import field, record, replace
 
 if TYPE_CHECKING:
     from redline.hooks.reproduce import RequestSource, Unreproduced

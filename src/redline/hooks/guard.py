@@ -32,10 +32,10 @@ from redline.engine.confidence import shown_confidence
 from redline.engine.follow import Span
 from redline.engine.follow import describe as describe_spans
 from redline.engine.policy import Policy
+from redline.engine.records import record
 from redline.gitops.follow import Follower, added_paths
 from redline.gitops.tree_diff import differing
 from redline.hooks.ledger import EditRecord, Ledger, RecordedOperation
-from redline.records import record
 
 if TYPE_CHECKING:
     from redline.hooks.claims import Mismatch

@@ -26,6 +26,7 @@ from typing import Any
 import pygit2
 
 from redline.engine.errors import RedlineError
+from redline.engine.records import asdict, field, record
 from redline.gitops import journal, landing, notes
 from redline.gitops.errors import SessionError
 from redline.gitops.repo import BRANCH_PREFIX, Layout
@@ -35,7 +36,6 @@ from redline.hooks.claims import Mismatch
 from redline.hooks.evidence import Missing
 from redline.hooks.gate import judge
 from redline.hooks.guard import Blocked, Unreadable, describe
-from redline.records import asdict, field, record
 from redline.settings.policy import PolicyError, policy_from_tree
 
 SETTLE_WAIT = 5.0  # seconds to wait for a request of the session being published

@@ -31,11 +31,11 @@ from typing import Any
 
 import pygit2
 
+from redline.engine.records import asdict, field, record
 from redline.fsops.atomic import replace_file
 from redline.gitops import notes
 from redline.gitops.errors import CorruptNotes
 from redline.gitops.repo import NOTES_REF, common_dir
-from redline.records import asdict, field, record
 
 VERSION = 5
 # Only notes with a tolerant match, a confidence below 1 or a flag enter the

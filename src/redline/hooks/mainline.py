@@ -26,9 +26,9 @@ import pygit2
 
 from redline.engine.errors import RedlineError
 from redline.engine.policy import SETTINGS_FILES, Policy
+from redline.engine.records import record
 from redline.hooks.guard import carrying_commit, in_effect
 from redline.hooks.ledger import Ledger
-from redline.records import record
 from redline.settings.policy import PolicyError, policy_from_tree, stricter_policy
 
 if TYPE_CHECKING:

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 import pygit2
 
 from redline import __version__
+from redline.engine.records import record, replace
 from redline.gitops import notes
 from redline.hooks.ledger import Ledger
-from redline.records import record, replace
 
 if TYPE_CHECKING:
     from redline.engine.requests import Request

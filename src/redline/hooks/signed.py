@@ -31,11 +31,11 @@ from typing import Any
 import pygit2
 
 from redline.engine.policy import ALLOWED_SIGNERS
+from redline.engine.records import record, replace
 from redline.gitops import notes
 from redline.gitops.repo import common_dir
 from redline.gitops.signing import SSH, Verified, allowed_signers, verify
 from redline.hooks.ledger import EVIDENCE_KEY, NOTE_KEY, EditRecord, Ledger
-from redline.records import record, replace
 
 NOT_SIGNED = "it is not signed"
 SIGNER_KEY = "_signer"  # the principal a counted approval verified as

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pygit2
 
+from redline.engine.records import record
 from redline.gitops.gitenv import without_git_redirects
 from redline.gitops.notes import trailer_edits
 from redline.gitops.repo import BRANCH_PREFIX
-from redline.records import record
 
 ZERO = "0" * 40
 SESSION_BRANCHES = f"refs/heads/{BRANCH_PREFIX}"

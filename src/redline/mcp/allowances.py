@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from redline.records import field, record, replace
+from redline.engine.records import field, record, replace
 from redline.tools.permissions import Decision, Permissions, family, request_decision
 
 

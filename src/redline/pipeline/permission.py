@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from redline.engine.errors import RedlineError
-from redline.records import replace
+from redline.engine.records import replace
 from redline.settings.files import Committed
 from redline.settings.tools import load_config
 from redline.tools.permissions import unknown_rules, verdict

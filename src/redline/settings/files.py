@@ -20,7 +20,7 @@ from typing import Any
 
 from redline.engine.errors import SettingsError
 from redline.engine.policy import POLICY_FILE, PYPROJECT
-from redline.records import record
+from redline.engine.records import record
 
 Reader = Callable[[str], "bytes | None"]  # a file's bytes by name (None: no such file)
 

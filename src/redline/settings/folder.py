@@ -16,7 +16,7 @@ from pathlib import Path
 
 from redline.engine.errors import SettingsError
 from redline.engine.policy import POLICY_FILE, PYPROJECT, Policy
-from redline.records import record
+from redline.engine.records import record
 from redline.settings import files
 from redline.settings.policy import policy_in_directory
 from redline.settings.tools import Config, load_config, user_allows_policy_files

@@ -54,7 +54,7 @@ from typing import Any, Literal, cast
 
 from redline.engine.errors import SettingsError
 from redline.engine.policy import POLICY_FILE, POLICY_SECTIONS, glob_problem
-from redline.records import field, record
+from redline.engine.records import field, record
 from redline.settings import files
 from redline.settings.files import Committed
 from redline.tools.permissions import (

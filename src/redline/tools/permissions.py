@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from redline.engine.paths import strip_root
 from redline.engine.policy import glob_matches
-from redline.records import field, record
+from redline.engine.records import field, record
 
 Action = Literal["allow", "deny", "ask"]
 ACTIONS: tuple[Action, ...] = ("allow", "deny", "ask")

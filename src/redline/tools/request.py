@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from redline.engine.edit import DEFAULT_THRESHOLD, EditItem, EditRequest
 from redline.engine.errors import RequestError
 from redline.engine.paths import check_characters, has_control_character
-from redline.records import record
+from redline.engine.records import record
 
 if TYPE_CHECKING:
     from redline.engine.requests import Request

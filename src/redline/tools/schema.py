@@ -13,8 +13,8 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from redline.engine.match_types import MATCH_TYPES
+from redline.engine.records import as_dataclass
 from redline.engine.result import Result
-from redline.records import as_dataclass
 from redline.tools.request import request_schema
 
 # Results are the engine's own records; pydantic reads their dataclass twins, so the

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from redline.records import (
+from redline.engine.records import (
     MISSING,
     FrozenRecordError,
     as_dataclass,

@@ -16,7 +16,8 @@ with that code first on ``PYTHONPATH`` and measures the wall time of:
 3. **guard in a hook**: ``redline guard --stage pre-commit`` in a repository of
    ``--guard-files`` files (default ``--files``) with a one-file change staged.
 
-References: ``python -c pass``. Prints the p50 of each per code, the ratios, and
+References: ``python -c pass``, ``python -c 'import pygit2'`` (what the guard's start
+cannot go below). Prints the p50 of each per code, the ratios, and
 the ratio of each redline call to its git reference. Builds its repositories
 (no network) in a temporary folder it removes.
 """
@@ -44,6 +45,8 @@ HERE = Path(__file__).resolve().parent.parent / "src"
 EDITED = "d000/m001.py"
 
 
+REFERENCES = ("python -c pass", "import pygit2", "git apply", "git add+commit")
+_PYGIT2 = "import pygit2"
 CPU: list[float] = []  # CPU ms (user + system) of each timed process, in order
 
 
@@ -195,7 +198,8 @@ def run(base: Path, args: argparse.Namespace) -> None:
     kinds = ("embedded", "session", "guard")
     times: dict[str, dict[str, list[float]]] = {c.label: {k: [] for k in kinds} for c in codes}
     cpu: dict[str, dict[str, list[float]]] = {c.label: {k: [] for k in kinds} for c in codes}
-    refs: dict[str, list[float]] = {"python -c pass": [], "git apply": [], "git add+commit": []}
+    refs: dict[str, list[float]] = {name: [] for name in REFERENCES}
+    refs_cpu: dict[str, list[float]] = {name: [] for name in REFERENCES}
     try:
         for _ in range(args.rounds):
             for code in codes:
@@ -204,14 +208,19 @@ def run(base: Path, args: argparse.Namespace) -> None:
                         times[code.label][kind].append(getattr(code, kind)())
                         cpu[code.label][kind].append(CPU[-1])
             for _ in range(args.runs):
-                refs["python -c pass"].append(timed([sys.executable, "-c", "pass"], {}, base))
-                refs["git apply"].append(git.apply())
+                for name, measure in (
+                    ("python -c pass", lambda: timed([sys.executable, "-c", "pass"], {}, base)),
+                    ("import pygit2", lambda: timed([sys.executable, "-c", _PYGIT2], {}, base)),
+                    ("git apply", git.apply),
+                ):
+                    refs[name].append(measure())
+                    refs_cpu[name].append(CPU[-1])
                 refs["git add+commit"].append(git.commit())
     finally:
         for code in codes:
             code.stop()
     report(times, refs, args, guard_files)
-    report_cpu(cpu)
+    report_cpu(cpu, refs_cpu)
 
 
 def report(
@@ -249,7 +258,7 @@ def report(
         args.json.write_text(json.dumps(out, indent=2))
 
 
-def report_cpu(cpu: dict[str, dict[str, list[float]]]) -> None:
+def report_cpu(cpu: dict[str, dict[str, list[float]]], refs: dict[str, list[float]]) -> None:
     print("p50 CPU ms (user + system) of the same processes")
     p50 = {
         label: {k: statistics.median(v) for k, v in kinds.items()} for label, kinds in cpu.items()
@@ -259,6 +268,9 @@ def report_cpu(cpu: dict[str, dict[str, list[float]]]) -> None:
         if "other" in p50:
             line += f"   this/other {p50['this'][kind] / p50['other'][kind]:.2f}"
         print(line)
+    for name, values in refs.items():
+        if values:
+            print(f"  {name:10} {statistics.median(values):7.1f}")
 
 
 if __name__ == "__main__":

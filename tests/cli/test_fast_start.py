@@ -44,9 +44,19 @@ _EMBEDDED_NOT_OWN = (
     "redline.tools.schema",
     "redline.tools.surface",
 )
+# ...and an exact edit none of the tolerant tiers' machinery (nor the wording of a miss)
+_TOLERANT = (
+    "redline.engine.analysis",
+    "redline.engine.diagnose",
+    "redline.engine.fold",
+    "redline.engine.indent",
+    "redline.engine.merge",
+    "redline.engine.prefixes",
+    "redline.engine.similarity",
+)
 NOT_OWN = {
-    "embedded apply": _EMBEDDED_NOT_OWN,
-    "embedded apply under globs": _EMBEDDED_NOT_OWN,
+    "embedded apply": _EMBEDDED_NOT_OWN + _TOLERANT,
+    "embedded apply under globs": _EMBEDDED_NOT_OWN + _TOLERANT,
     "session apply": (
         "redline.engine.edit",
         "redline.engine.result",  # the daemon cuts its answer to what is shown
@@ -71,14 +81,22 @@ NOT_OWN = {
         "redline.cli.group",
         "redline.cli._connect",
         "redline.tools",
+        # re-running requests (--verify) and signed approvals: not what a plain commit needs
+        "redline.hooks.reproduce",
+        "redline.hooks.signed",
     ),
 }
 
 
-# Standard-library modules a call must not load: a client that only sends a request and
-# prints the answer has no use for dataclasses (nor the inspect it imports); a commit's
-# hook signs nothing (tempfile is for ssh-keygen's files).
-NOT_STDLIB = {"session apply": {"dataclasses", "inspect"}, "guard": {"tempfile"}}
+# Standard-library modules a call must not load: an exact edit and a client that only
+# sends a request and prints the answer have no use for dataclasses (nor the inspect it
+# imports: their classes are redline.engine.records); a commit's hook signs nothing (tempfile is
+# for ssh-keygen's files). (pathspec, for globs, and pygit2 import dataclasses themselves.)
+NOT_STDLIB = {
+    "embedded apply": {"dataclasses", "inspect"},
+    "session apply": {"dataclasses", "inspect"},
+    "guard": {"tempfile"},
+}
 
 
 def _imported(importtime_log: str) -> set[str]:

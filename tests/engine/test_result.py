@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from typing import Any
 
+from redline.engine.records import names
 from redline.engine.result import (
     CONTRACT,
     CommitReport,
@@ -16,6 +17,18 @@ from redline.engine.result import (
     Tolerance,
     shown,
 )
+
+
+def asdict(value: Any) -> Any:
+    """A record's fields as plain data, nested records and containers copied (what
+    ``dataclasses.asdict`` gives a dataclass): the oracle ``to_dict`` is held to."""
+    if isinstance(value, list | tuple):
+        return type(value)(asdict(item) for item in value)
+    if isinstance(value, dict):
+        return {key: asdict(item) for key, item in value.items()}
+    if hasattr(type(value), "__record_fields__"):
+        return {name: asdict(getattr(value, name)) for name in names(type(value))}
+    return value
 
 
 def full_result() -> Result:

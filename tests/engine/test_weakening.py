@@ -12,13 +12,13 @@ must report a weakening whenever the oracle finds one — no misses.
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from redline.engine.policy import MATCH_TYPES, Policy, glob_matches
+from redline.engine.records import replace
 from redline.engine.weakening import glob_covers, weakenings
 from redline.settings.policy import parse_policy
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,6 +26,7 @@ from redline.engine.edit import EditRequest
 from redline.engine.errors import RedlineError, RequestError
 from redline.engine.hints import FailureHints
 from redline.engine.patch import PatchRequest
+from redline.engine.records import replace
 from redline.engine.result import Result, shown
 from redline.fsops.resources import ResourceError, explain, is_resource
 from redline.gitops import history, outcomes

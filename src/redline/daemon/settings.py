@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from dataclasses import replace
 from pathlib import Path
 from typing import Generic, TypeVar
 
 import pygit2
 
 from redline.engine.policy import SETTINGS_FILES, Policy, default_rules
+from redline.engine.records import replace
 from redline.gitops.committed import governing_rev
 from redline.gitops.session import Session
 from redline.settings.files import Committed

@@ -33,7 +33,7 @@ another limit (``EditRequest.limit``, ``apply_hunks(limit=...)``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from redline.engine.records import record
 
 LINE_WEIGHT = 16
 PASS_WEIGHT = 4096
@@ -86,7 +86,7 @@ def estimate(
     return work + FRAGMENTS * dearest
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TooLarge:
     """A request past the budget: the sizes, the estimate and the limit."""
 

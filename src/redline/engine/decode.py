@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
 
 from redline.engine.errors import BinaryFileError, EncodingError
+from redline.engine.records import record
 
 # Longest first: the UTF-32-LE BOM starts with the UTF-16-LE one.
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -52,7 +52,7 @@ _PREFERENCE = [
 ]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Decoded:
     """A file's text and what is needed to write it back byte for byte."""
 

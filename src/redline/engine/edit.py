@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from itertools import pairwise
 from typing import TYPE_CHECKING, ClassVar, Literal
@@ -17,7 +16,6 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from redline.engine import budget, invisible, newlines
 from redline.engine.budget import TooLarge
 from redline.engine.decode import Decoded, decode
-from redline.engine.diagnose import NOT_FOUND, not_found
 from redline.engine.diff import unified_spans
 from redline.engine.errors import FileFormatError, MergeConflict, TooDifferent
 from redline.engine.match import (
@@ -32,10 +30,11 @@ from redline.engine.match import (
     match_chain,
 )
 from redline.engine.match_types import SIMILARITY
-from redline.engine.prefixes import Reading, readings
+from redline.engine.records import record, replace
 from redline.engine.result import Failure, Match, Result, Status, Tolerance
 
 if TYPE_CHECKING:
+    from redline.engine.prefixes import Reading
     from redline.engine.validate import Validation
 
 DEFAULT_THRESHOLD = 0.8
@@ -52,7 +51,7 @@ ALREADY_APPLIED = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EditItem:
     """One replacement of an edit request: ``old_string`` by ``new_string`` (every exact
     occurrence with ``replace_all``)."""
@@ -62,7 +61,7 @@ class EditItem:
     replace_all: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EditRequest:
     """An ``edit`` request as the engine takes it: the file's ``path`` and its replacements."""
 
@@ -75,7 +74,7 @@ class EditRequest:
     tool: ClassVar[str] = "edit"
 
 
-@dataclass
+@record
 class EditOutcome:
     """What :func:`apply_edit` made of a request: its result and the file's new bytes."""
 
@@ -84,7 +83,7 @@ class EditOutcome:
     validation: Validation | None = None  # when the request asked for it
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Replacement:
     """One replacement located in the file: the span replaced, the text put there, and how
     it was matched."""
@@ -275,6 +274,8 @@ def _locate(
         prefixed = _prefixed(view, item)
         if prefixed is not None:
             return prefixed
+        from redline.engine.prefixes import readings  # old_string is not in the file
+
         marked = [r for r in readings(old, item.new_string) if r.prefixes.startswith("diff")]
         if marked and any(line.startswith("+") for line in item.new_string.split("\n")):
             # Diff markers that add lines are not the file's text, whatever else matches:
@@ -317,6 +318,8 @@ def _locate(
             matches.append(_describe(view, fragment.span, "fragment"))
             raise _Refused("ambiguous", _ambiguous(chain.match_type, matches), matches)
     if chain.match_type is None:
+        from redline.engine.diagnose import not_found  # a miss only
+
         raise _Refused("no_match", not_found(view, old, chain.nearest, limit=limit))
     if len(chain.spans) > 1:
         matches = [_describe(view, s, chain.match_type) for s in chain.spans]
@@ -333,6 +336,7 @@ def _locate(
     # Loaded here: a stream of exact edits starts without the merge machinery.
     from redline.engine import indent
     from redline.engine.analysis import ANALYSES, Characters
+    from redline.engine.diagnose import not_found
     from redline.engine.merge import adapt
 
     try:
@@ -363,6 +367,8 @@ def _locate(
 def _too_large(view: FileView, item: EditItem, over: TooLarge) -> str:
     """The refusal of a request past the tolerant budget (not checked for a retry: that
     needs the tolerant tiers, so the message only points at new_string when it is there)."""
+    from redline.engine.diagnose import NOT_FOUND  # a miss only
+
     message = f"{NOT_FOUND} exactly, and {over.message}"
     found = find_all(view.text, item.new_string) if item.new_string.strip() else []
     if len(found) == 1:
@@ -406,6 +412,8 @@ def _escaped(text: str, item: EditItem) -> _Replacement | None:
     string literal). A character written plain where old_string escapes it, or an
     escape of one old_string does not show, is refused: what it means is a guess.
     """
+    from redline.engine.diagnose import NOT_FOUND  # a miss only
+
     old = unescape(item.old_string)
     if old == item.old_string:
         return None
@@ -457,6 +465,8 @@ def _escaping(text: str) -> tuple[set[str], set[str]]:
 def _prefixed(view: FileView, item: EditItem) -> _Replacement | None:
     """The edit without the display prefixes its lines carry (line numbers, box glyphs,
     diff markers copied from a view), when old_string read so is in the file once."""
+    from redline.engine.prefixes import readings
+
     found: dict[tuple[int, int, str], Reading] = {}
     for reading in readings(item.old_string, item.new_string):
         if not reading.old.strip():
@@ -599,6 +609,8 @@ def _replace_all(
         pos = view.text.find(old, pos + len(old))
     if spans:
         return [_Replacement(s, item.new_string, "exact") for s in spans]
+    from redline.engine.diagnose import NOT_FOUND, not_found  # a miss only
+
     chain = match_chain(view, old, threshold, limit=limit)
     if chain.too_large is not None:
         raise _Refused("no_match", f"{NOT_FOUND} exactly, and {chain.too_large.message}")
@@ -631,6 +643,8 @@ def _batch(view: FileView, items: list[EditItem]) -> tuple[Result, list[_Replace
                     p for p in positions if not inside_indentation(view.text, p, item.old_string)
                 ]
             if not positions:
+                from redline.engine.diagnose import NOT_FOUND  # a miss only
+
                 raise _Refused("no_match", f"{NOT_FOUND} (batch edits match exactly)")
             if item.replace_all:
                 positions = _non_overlapping(positions, len(item.old_string))

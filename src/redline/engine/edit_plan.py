@@ -10,13 +10,13 @@ edits must leave them parseable (Policy.validated): the edit asks for validation
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from redline.engine.edit import EditRequest, apply_edit
 from redline.engine.errors import RequestError
 from redline.engine.paths import checked_path
 from redline.engine.plan import FileChange, GroupPlan, PatchOutcome, PatchPlan, Snapshot
 from redline.engine.read import is_a_directory, no_such_file
+from redline.engine.records import replace
 from redline.engine.result import Result
 
 Missing = Callable[[str, bool], str]  # the refusal of a path with no file (True: a folder)

@@ -12,23 +12,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from redline.engine import budget, similarity
-from redline.engine.analysis import ANALYSES
+from redline.engine import budget
 from redline.engine.budget import TooLarge
-from redline.engine.fold import (
-    Folded,
-    compact_lines,
-    fold_punctuation,
-    fold_whitespace,
-    punctuation_key,
-    without_spaces,
-)
 from redline.engine.match_types import SIMILARITY, MatchType, chain, confidences
+from redline.engine.records import record
+
+if TYPE_CHECKING:
+    from redline.engine import similarity
+    from redline.engine.fold import Folded
+
+# The tolerant tiers' modules (engine.fold, engine.similarity, engine.analysis) are
+# imported where those tiers run: an exact edit never loads them.
 
 # The edit tool's fixed confidences (engine.match_types: one table of every tier).
 CONFIDENCE = confidences("edit")
@@ -60,7 +58,7 @@ def honest_confidence(match_type: str, score: float) -> float:
     return min(score, TOLERANT_CEILING)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Span:
     """A matched stretch of the file's text: ``start`` and ``end`` offsets, and its ``score``."""
 
@@ -72,7 +70,7 @@ class Span:
         return self.start < other.end and other.start < self.end
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ChainResult:
     """The deciding tier and its candidates; ``nearest`` is the best miss.
 
@@ -130,12 +128,17 @@ class FileView:
     def compact(self) -> str | None:
         """Each line's compact key, its newlines kept (:func:`compact_lines`, kept per
         content); None for a text with invisible characters or combining marks."""
+        from redline.engine.analysis import ANALYSES
+        from redline.engine.fold import compact_lines
+
         return ANALYSES.of(self.text, "compact_lines", lambda: compact_lines(self.text))
 
     @cached_property
     def skeleton(self) -> str | None:
         """The punctuation fold of the text without its whitespace, when made cheaply
         (from the whitespace fold, or the compact lines); else None."""
+        from redline.engine.analysis import ANALYSES
+
         if self.text.isascii():  # its punctuation fold only deletes spaces
             return self.fold("whitespace").text
         compact = self.compact
@@ -145,6 +148,9 @@ class FileView:
 
     def fold(self, kind: str) -> Folded:
         if kind not in self._folds:
+            from redline.engine.analysis import ANALYSES
+            from redline.engine.fold import Folded
+
             # The strings of the fold are kept per content (engine.analysis); this
             # view's Folded, whose maps fill in as it is used, is its own.
             kept = ANALYSES.of(self.text, f"fold:{kind}", lambda: _fold_parts(self._made(kind)))
@@ -167,11 +173,15 @@ class FileView:
     def skeleton_line_starts(self) -> Any:
         """Where each line's key starts in :attr:`skeleton` (a numpy array; a line
         with an empty key starts where the next one does). Needs the compact lines."""
+        from redline.engine.analysis import ANALYSES
+
         assert self.compact is not None
         compact = self.compact
         return ANALYSES.of(self.text, "skeleton_lines", lambda: _key_starts(compact))
 
     def _made(self, kind: str) -> Folded:
+        from redline.engine.fold import fold_punctuation, fold_whitespace
+
         if kind == "punctuation":
             return fold_punctuation(self.text)
         # An ASCII text's from its compact lines, which _twins needs as well.
@@ -313,6 +323,8 @@ def _punctuation(view: FileView, old: str) -> list[Span]:
     # A line-starting old_string never matches after part of a line's indentation
     # (it would leave the rest of the indentation in front of the replacement), and a
     # line-terminated one never matches part of a longer line.
+    from redline.engine.fold import fold_punctuation, without_spaces
+
     needle = fold_punctuation(old)
     skeleton = view.skeleton
     key = without_spaces(needle.text)
@@ -337,6 +349,8 @@ def _punctuation_near(view: FileView, skeleton: str, needle: Folded, key: str) -
     lines folds alone as it does in the whole text. A match's first character that
     is not a space is where the key is, and the match spans as many newlines as the
     needle: it lies within that many lines of that place on either side."""
+    from redline.engine.fold import fold_punctuation
+
     starts = view.skeleton_line_starts
     reach = needle.text.count("\n")
     last_line = len(starts) - 1
@@ -362,6 +376,8 @@ def _punctuation_near(view: FileView, skeleton: str, needle: Folded, key: str) -
 
 
 def _whitespace(view: FileView, old: str) -> list[Span]:
+    from redline.engine.fold import fold_whitespace
+
     spans = _folded_tier(view, old, "whitespace", fold_whitespace(old))
     wide = [_extend_whitespace(view.text, s, old) for s in spans]
     return [s for s in wide if s is not None and _whole_lines(view.text, s, old)]
@@ -500,7 +516,10 @@ class _FoldedLines:
     """
 
     def __init__(self, view: FileView) -> None:
+        from redline.engine.fold import punctuation_key
+
         self._lines = view.lines
+        self._key = punctuation_key
         self._compact = view.compact  # the keys, a line each, or None
         self._folded: list[str] | None = None
         if self._compact is None:
@@ -513,7 +532,7 @@ class _FoldedLines:
     def line(self, i: int) -> str:
         if self._folded is not None:
             return self._folded[i]
-        return punctuation_key(self._lines[i])
+        return self._key(self._lines[i])
 
     def key(self, i: int) -> str:
         if i not in self._keys:
@@ -554,6 +573,8 @@ class _Fuzzy:
 
     @property
     def scores(self) -> similarity.LineScores:
+        from redline.engine import similarity
+
         if self._scores is None:
             tabs = None if "\t" in self.view.text else False  # no tab: none to look for
             self._scores = similarity.line_scores(self.old_lines, self.view.lines, tabs)
@@ -561,6 +582,8 @@ class _Fuzzy:
 
     def windows(self) -> list[Span]:
         """``fuzzy``: character similarity of windows around old_string's length."""
+        from redline.engine import similarity
+
         if len(self.old_lines) == 1 and not self.with_newline:
             return self._fragment_windows()
         n = len(self.old_lines)
@@ -586,6 +609,8 @@ class _Fuzzy:
         return [best[i] for i in starts if i in best]
 
     def _fragment_windows(self) -> list[Span]:
+        from redline.engine import similarity
+
         lines = self.view.lines
         scores = similarity.partial_scores(self.old, lines)
         spans: list[Span] = []
@@ -645,6 +670,8 @@ def _cuts_a_word(line: str, at: int) -> bool:
 def _refine(needle: str, line: str) -> tuple[int, int] | None:
     """The span of ``line`` most similar to ``needle`` that starts and ends at word edges
     (a span cutting a word in two would rewrite half of it), or None."""
+    from redline.engine import similarity
+
     start, end, _ = similarity.partial_alignment(needle, line)
     best: tuple[int, int] | None = None
     best_score = -1.0

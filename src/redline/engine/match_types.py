@@ -10,8 +10,9 @@ tier computed); tools that share a tier share its confidence.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from redline.engine.records import record
 
 MatchType = Literal[
     "exact",
@@ -29,7 +30,7 @@ MatchType = Literal[
 Tool = Literal["edit", "apply_patch"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tier:
     """One match type of the ladder: the tools that use it, the confidence it reports and
     what it tolerates."""

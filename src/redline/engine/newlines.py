@@ -9,7 +9,8 @@ new lines inside a replaced span take the endings of the lines they replace.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from redline.engine.records import record
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -24,7 +25,7 @@ def to_lf(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-@dataclass
+@record
 class Endings:
     """The original newline of each ``\\n`` in an LF view.
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
+
+from redline.engine.records import field, record
 
 if TYPE_CHECKING:
     from redline.engine.hunks import HunkEvidence
@@ -50,7 +51,7 @@ class MemorySnapshot:
         return any(p.startswith(prefix) for p in self.files)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FileChange:
     """One file's bytes before and after a planned change."""
 
@@ -60,7 +61,7 @@ class FileChange:
     origin: str | None = None  # the path whose file mode a new file inherits (a Move's source)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PathEvidence:
     """A hunk's evidence and the file it was placed in."""
 
@@ -68,7 +69,7 @@ class PathEvidence:
     evidence: HunkEvidence
 
 
-@dataclass
+@record
 class GroupPlan:
     """One group of a patch's operations (applied together or not at all), as planned."""
 
@@ -91,7 +92,7 @@ class GroupPlan:
         return any(v.failed for v in self.validation)
 
 
-@dataclass
+@record
 class PatchPlan:
     """The groups of a patch, as planned."""
 
@@ -107,7 +108,7 @@ class PatchPlan:
         return [g for g in self.groups if not g.ok]
 
 
-@dataclass
+@record
 class PatchOutcome:
     """A planned request: its result, and the plan to land (None when nothing may change)."""
 

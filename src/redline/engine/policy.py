@@ -27,12 +27,12 @@ A policy also names the paths whose files must still parse after an edit
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from redline.engine.confidence import shown_confidence
 from redline.engine.match_types import MATCH_TYPES as ALL_MATCH_TYPES
+from redline.engine.records import field, record, replace
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -108,7 +108,7 @@ GUARD_FILE_REASON = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     """One rule of the policy: the paths it covers and what an agent's edit there needs."""
 
@@ -123,7 +123,7 @@ class Rule:
         return _covers(self.paths, path)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Violation:
     """An edit a rule flags: the rule, the path, and why."""
 
@@ -146,7 +146,7 @@ class Evidence(Protocol):
 E = TypeVar("E", bound=Evidence)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Policy:
     """The guard's policy: the rules that flag agent edits, the files whose edits must still
     parse, and which approvals count."""

@@ -13,8 +13,9 @@ exactly once.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from itertools import pairwise
+
+from redline.engine.records import record
 
 _NUMBERED = (
     ("line numbers ('12: ')", re.compile(r"[ \t]*(\d+):")),
@@ -25,7 +26,7 @@ _NUMBERED = (
 _BOXES = ("│", "┃", "█", "▌", "▐")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Reading:
     """old_string and new_string without their prefixes, and what the prefixes were."""
 

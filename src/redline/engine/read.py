@@ -18,13 +18,13 @@ the wording of a path that names a folder or nothing (shared by every mode).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from redline.engine import newlines
 from redline.engine.decode import Decoded, decode
 from redline.engine.errors import BinaryFileError, RequestError
 from redline.engine.paths import checked_path
+from redline.engine.records import record
 from redline.engine.result import Result
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ DEFAULT_LIMIT = 2000
 STYLES = {newlines.LF: "lf", newlines.CRLF: "crlf", newlines.CR: "cr"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReadRequest:
     """``{"tool": "read", "path", "offset"?, "limit"?}``: lines ``offset`` (1-based) on,
     at most ``limit`` of them."""

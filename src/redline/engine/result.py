@@ -8,9 +8,9 @@ place that decides it, for ``redline apply``, the daemon and ``redline mcp``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal
 
+from redline.engine.records import MISSING, defaults, field, names, record
 from redline.engine.status import EXIT_CODES
 
 Status = Literal[
@@ -27,7 +27,7 @@ Status = Literal[
 ]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tolerance:
     """One kind of difference accepted: ``kind`` (a stable name), the file's lines it
     concerns, and ``text``, the difference in words."""
@@ -51,7 +51,7 @@ class Tolerance:
         )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Match:
     """One replaced span: lines are 1-based, inclusive, in the file before the edit."""
 
@@ -62,7 +62,7 @@ class Match:
     end_line: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Failure:
     """Why one item of a batch (``index`` into ``edits``) was not applied."""
 
@@ -71,7 +71,7 @@ class Failure:
     error: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GroupReport:
     """A file group of a patch: its paths, its operations and, if not applied, why."""
 
@@ -86,7 +86,7 @@ class GroupReport:
     confidence: float | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HunkReport:
     """Where one hunk of a patch was placed. Lines are 1-based, in the file before."""
 
@@ -102,7 +102,7 @@ class HunkReport:
     tolerated: list[Tolerance] = field(default_factory=list)  # engine.tolerated
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CommitReport:
     """Git mode: one commit per file group (external changes come first)."""
 
@@ -112,7 +112,7 @@ class CommitReport:
     source: Literal["agent", "external"]
 
 
-@dataclass
+@record
 class Result:
     """The result of one request, every field (:func:`shown` decides what a caller is sent)."""
 
@@ -165,7 +165,7 @@ class Result:
         return self.status in ("applied", "no_change", "read")
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready data (what ``dataclasses.asdict`` gives, without its deep copy:
+        """Plain JSON-ready data (what ``dataclasses.asdict`` would give, without its deep copy:
         every field holds strings, numbers, or lists of flat records)."""
         data = {name: getattr(self, name) for name in _RESULT_FIELDS}
         for name in _RECORD_LISTS:
@@ -191,7 +191,7 @@ class Result:
         return data
 
 
-_RESULT_FIELDS = tuple(f.name for f in fields(Result))
+_RESULT_FIELDS = names(Result)
 _RECORD_LISTS = (
     "matches",
     "failures",
@@ -233,22 +233,12 @@ def shown(answer: Mapping[str, Any], full: bool = False) -> dict[str, Any]:
     return out
 
 
-def _default(f: Any) -> Any:
-    if f.default is not MISSING:
-        return f.default
-    return f.default_factory() if f.default_factory is not MISSING else MISSING
-
-
-def _defaults(kind: type) -> dict[str, Any]:
-    return {f.name: _default(f) for f in fields(kind)}
-
-
-_RESULT_DEFAULTS = _defaults(Result)
+_RESULT_DEFAULTS = defaults(Result)
 _RECORD_DEFAULTS = {
-    "committed": _defaults(GroupReport),
-    "written": _defaults(GroupReport),
-    "not_applied": _defaults(GroupReport),
-    "hunks": _defaults(HunkReport),
+    "committed": defaults(GroupReport),
+    "written": defaults(GroupReport),
+    "not_applied": defaults(GroupReport),
+    "hunks": defaults(HunkReport),
 }
 
 

@@ -22,7 +22,6 @@ delete: removes one file (text or binary); a folder or a missing file is refused
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from redline.engine import invisible, newlines
@@ -40,6 +39,7 @@ from redline.engine.read import (
     is_a_directory,
     no_such_file,
 )
+from redline.engine.records import record
 from redline.engine.result import Result
 
 LineEnding = Literal["lf", "crlf"]
@@ -47,7 +47,7 @@ _ENDINGS = {"lf": newlines.LF, "crlf": newlines.CRLF}
 NEW_FILE = Decoded("", "utf-8")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WriteRequest:
     """``{"tool": "write", "path", "content", "line_ending"?}``."""
 
@@ -58,7 +58,7 @@ class WriteRequest:
     tool: ClassVar[str] = "write"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DeleteRequest:
     """``{"tool": "delete", "path"}``."""
 

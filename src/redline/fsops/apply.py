@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +12,7 @@ from redline.engine.edit_plan import plan_edit
 from redline.engine.errors import RequestError
 from redline.engine.paths import checked_path
 from redline.engine.read import ReadRequest, plan_read, unreadable
+from redline.engine.records import replace
 from redline.engine.result import Result
 from redline.fsops import interrupts
 from redline.fsops.atomic import NotRegular, read_regular

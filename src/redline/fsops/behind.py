@@ -14,10 +14,10 @@ written.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from redline.engine.records import field, record
 from redline.fsops import interrupts
 from redline.fsops.atomic import read_regular_stat, replace_file
 from redline.fsops.resources import explain
@@ -31,7 +31,7 @@ def _stamp(info: os.stat_result) -> tuple[int, int, int, int]:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-@dataclass
+@record
 class _Held:
     path: str  # as the answers name it
     data: bytes

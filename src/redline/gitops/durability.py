@@ -21,8 +21,9 @@ journal cleared (see gitops.publish).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from redline.engine.records import record
 
 # core.fsync components and aggregates, as git spells them, reduced to the two redline
 # uses (a request's objects are what `git commit` writes as loose objects).
@@ -36,7 +37,7 @@ _COMPONENTS: dict[str, frozenset[str]] = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Durability:
     objects: bool = False  # fsync each request's pack and index (core.fsync: loose-object)
     refs: bool = False  # fsync the journal, refs and worktree files (core.fsync: reference)

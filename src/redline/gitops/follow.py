@@ -34,7 +34,6 @@ a change is followed commit by commit once, whatever the number of edits.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 import pygit2
@@ -50,6 +49,7 @@ from redline.engine.follow import (
     touches,
     would_change,
 )
+from redline.engine.records import record
 
 Side = pygit2.Tree | pygit2.Index
 State = Literal["intact", "undone", "other"]
@@ -162,7 +162,7 @@ class Diffs:
         return similarity(self.lines(a), self.lines(b), self.hunks(a, b)) >= SIMILAR
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Edit:
     """What one edit did to one file."""
 
@@ -177,7 +177,7 @@ class Edit:
         return (self.path,) if self.path == self.source else (self.path, self.source)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Found:
     """Where a tree holds an edit: the file (by its name there) and its places in it."""
 
@@ -409,7 +409,7 @@ def added_paths(new: Side, parent: pygit2.Tree | None) -> list[tuple[str, pygit2
 # --- the statistics: inserted lines followed forward -------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Inserted:
     """What a commit did to one file: its diff hunks and the lines each inserted."""
 

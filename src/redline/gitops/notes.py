@@ -12,11 +12,12 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from functools import cache
 from typing import Any, Literal
 
 import pygit2
 
+from redline.engine.records import field, names, record
 from redline.gitops import refs, sent
 from redline.gitops.errors import CorruptNotes, GitModeError, RefMoved
 from redline.gitops.objects import write_blob, write_commit
@@ -27,32 +28,41 @@ from redline.gitops.writer import PLAIN, Writer
 SCHEMA = "redline.note/1"
 _Tip = Literal["tip"]
 PREVIEW_LIMIT = 240
-_SECRETS = [
-    re.compile(
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S
-    ),
-    re.compile(
+# The patterns of likely secrets, compiled when a preview is first redacted (the guard,
+# which reads notes in every commit's hook, never redacts one).
+_SECRET_PATTERNS = (
+    (r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S),
+    (
         r"(?i)((?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|auth[_-]?token"
-        r"|client[_-]?secret|private[_-]?key)[\"']?\s*[:=]\s*)([\"']?)[^\s\"',;]+"
+        r"|client[_-]?secret|private[_-]?key)[\"']?\s*[:=]\s*)([\"']?)[^\s\"',;]+",
+        0,
     ),
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{30,}\b"),
-    re.compile(r"\bsk-[A-Za-z0-9_-]{20,}\b|\bxox[abprs]-[A-Za-z0-9-]{10,}\b"),
-    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"),
-]
+    (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", 0),
+    (r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}\b|\bgithub_pat_[A-Za-z0-9_]{30,}\b", 0),
+    (r"\bsk-[A-Za-z0-9_-]{20,}\b|\bxox[abprs]-[A-Za-z0-9-]{10,}\b", 0),
+    (r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b", 0),
+)
 # Long tokens mixing digits, upper and lower case look like keys; hex hashes do not.
-_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{32,}={0,2}")
+_TOKEN = r"[A-Za-z0-9+/_-]{32,}={0,2}"
+
+
+@cache
+def _secrets() -> tuple[list[re.Pattern[str]], re.Pattern[str]]:
+    return [re.compile(text, flags) for text, flags in _SECRET_PATTERNS], re.compile(_TOKEN)
+
+
 REDACTED = "[REDACTED]"
 
 
 def redact(text: str) -> str:
     """``text`` with likely secrets replaced by ``[REDACTED]``."""
-    for pattern in _SECRETS:
+    secrets, token = _secrets()
+    for pattern in secrets:
         if pattern.groups >= 2:
             text = pattern.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
         else:
             text = pattern.sub(REDACTED, text)
-    return _TOKEN.sub(lambda m: REDACTED if _looks_random(m.group(0)) else m.group(0), text)
+    return token.sub(lambda m: REDACTED if _looks_random(m.group(0)) else m.group(0), text)
 
 
 def _looks_random(token: str) -> bool:
@@ -78,7 +88,7 @@ def sha256(text: str) -> str:
 # --- the note model ---------------------------------------------------------------------
 
 
-@dataclass
+@record
 class NoteOperation:
     """One operation of an edit and, for a replacement, its match evidence."""
 
@@ -109,11 +119,11 @@ class NoteOperation:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> NoteOperation:
-        known = {f.name for f in fields(cls)}
+        known = set(names(cls))
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NoteFile:
     """One file an edit commit changed: its blob in the commit's parent and in the
     commit (hex ids; None: no file there). The guard checks them against the commit."""
@@ -155,7 +165,7 @@ def _blob_hex(tree: pygit2.Tree | None, path: str) -> str | None:
     return str(entry.id) if entry.type_str == "blob" else None
 
 
-@dataclass
+@record
 class Verdict:
     """What the policy said about an edit when it was made."""
 
@@ -175,7 +185,7 @@ class Verdict:
                    [dict(v) for v in data.get("violations", [])])  # fmt: skip
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Approval:
     """A person's approval of an edit. A signed one also names what it signed — the
     edit, the commit whose note holds it, the digest of that note's evidence
@@ -233,7 +243,7 @@ def evidence_digest(evidence: Mapping[str, Any]) -> str:
     return hashlib.sha256(encode(rest)).hexdigest()
 
 
-@dataclass
+@record
 class Note:
     """The evidence of one edit commit, stored as JSON under ``refs/notes/redline``."""
 

@@ -16,11 +16,11 @@ is kept too.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import pygit2
 
+from redline.engine.records import field, record
 from redline.gitops import refs, sent
 from redline.gitops.errors import GitModeError, RefMoved
 from redline.gitops.notes import (
@@ -42,7 +42,7 @@ _ATTEMPTS = 50
 _HEX = frozenset("0123456789abcdef")
 
 
-@dataclass
+@record
 class Merged:
     """What merging another notes tip did: ``how`` is "up to date", "fast-forward" or
     "merged"; ``kept`` lists commits whose local note was kept because the two notes

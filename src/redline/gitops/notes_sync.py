@@ -27,10 +27,10 @@ import hashlib
 import os
 import re
 import subprocess
-from dataclasses import dataclass
 
 import pygit2
 
+from redline.engine.records import record
 from redline.gitops.errors import GitModeError
 from redline.gitops.notes import current, ref_target
 from redline.gitops.notes_merge import Merged, merge_into
@@ -116,7 +116,7 @@ def _tracking_refs(repo: pygit2.Repository) -> list[str]:
     return sorted(names)
 
 
-@dataclass
+@record
 class Synced:
     remote: str
     fetched: bool  # the remote had notes

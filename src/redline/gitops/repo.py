@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
+from redline.engine.records import record
 from redline.gitops.errors import NotARepository
 from redline.gitops.names import STATE_DIR, WORKTREES
 
@@ -30,7 +30,7 @@ def common_dir(repo: pygit2.Repository) -> Path:
     return gitdir.resolve()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Layout:
     """Where redline keeps its state for one repository."""
 

@@ -27,12 +27,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pygit2
 
 from redline import __version__
+from redline.engine.records import record
 from redline.gitops.errors import CorruptNotes, RequestRedacted
 from redline.gitops.objects import write_blob
 from redline.gitops.repo import NOTES_REF
@@ -46,7 +46,7 @@ CAP = 256 * 1024  # bytes of a request kept whole; past it, only its size and di
 FOLDER = "requests"  # where the notes tree holds the requests (never a note's name)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Sent:
     """A request as the agent sent it: enough to run it again."""
 

@@ -19,13 +19,13 @@ import os
 import re
 import subprocess
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pygit2
 
 from redline.engine.policy import ALLOWED_SIGNERS
+from redline.engine.records import record
 from redline.gitops import notes
 from redline.gitops.errors import GitModeError
 
@@ -41,7 +41,7 @@ class SigningError(GitModeError):
     signing program failed); the message says what to set or fix."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Signer:
     """How this person signs: ``format`` (ssh | openpgp), the key, the program."""
 
@@ -117,7 +117,7 @@ def _gpg_sign(who: Signer, data: bytes) -> str:
     return proc.stdout.decode("ascii", "replace")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Verified:
     """A signature checked against an allowed-signers file: ``principal`` is who signed
     (None: it does not count, and ``problem`` says why)."""

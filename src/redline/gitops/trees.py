@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 import pygit2
+
+from redline.engine.records import field, record
 
 FILE = pygit2.enums.FileMode.BLOB
 EXECUTABLE = pygit2.enums.FileMode.BLOB_EXECUTABLE
@@ -13,7 +14,7 @@ LINK = pygit2.enums.FileMode.LINK
 TREE = pygit2.enums.FileMode.TREE
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Entry:
     oid: pygit2.Oid
     mode: int
@@ -144,7 +145,7 @@ def with_entries(
             parent.builder.insert(name, new_id, TREE)
 
 
-@dataclass
+@record
 class _Changes:
     """The changes inside one folder: to its own entries, and below each sub-folder."""
 

@@ -9,16 +9,16 @@ the index and worktree files, instead of a module-wide switch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from redline.engine.records import record
 from redline.fsops.atomic import create_new
 from redline.gitops.durability import NONE, Durability
 from redline.gitops.packs import StagedObjects
 from redline.gitops.spares import SparePool
 
 
-@dataclass
+@record
 class Writer:
     staged: StagedObjects | None = None  # attached to the repository's object database
     spares: SparePool | None = None

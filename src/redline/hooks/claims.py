@@ -34,12 +34,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pygit2
 
+from redline.engine.records import field, record
 from redline.gitops import notes
 from redline.gitops.repo import common_dir
 from redline.hooks.ledger import Ledger
@@ -50,7 +50,7 @@ _EDITED = re.compile(r"\Aredline: edit .* \(([a-z_]+) [0-9.]+\)$", re.M)
 _HUNKS = re.compile(r"Hunks matched: ([a-z_]+(?:, [a-z_]+)*)\.")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Mismatch:
     """A commit whose note does not describe its change, and how."""
 
@@ -58,7 +58,7 @@ class Mismatch:
     reason: str
 
 
-@dataclass
+@record
 class Checked:
     """The (commit, note blob) pairs found to agree, read from and added to a file."""
 

@@ -16,10 +16,10 @@ and that the evidence was missing (hooks.approve).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import pygit2
 
+from redline.engine.records import record
 from redline.gitops.follow import Follower, added_paths
 from redline.gitops.notes import trailer_edits
 from redline.hooks.guard import changed_paths
@@ -32,7 +32,7 @@ MISSING_REASON = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Missing:
     """An edit a commit names whose evidence is gone."""
 

@@ -17,22 +17,23 @@ base's tree to HEAD's.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pygit2
 
 from redline.engine.errors import RedlineError
 from redline.engine.policy import Policy
+from redline.engine.records import field, record, replace
 from redline.gitops.follow import Follower
-from redline.gitops.signing import allowed_signers
 from redline.hooks import stages
 from redline.hooks.claims import Mismatch, mismatches
 from redline.hooks.evidence import Missing, missing_evidence
 from redline.hooks.guard import Blocked, Unreadable, blocked, unreadable_notes
 from redline.hooks.ledger import Ledger
-from redline.hooks.reproduce import RequestSource, Unreproduced, unreproduced
-from redline.hooks.signed import Checker, Ignored, signed_ledger
+
+if TYPE_CHECKING:
+    from redline.hooks.reproduce import RequestSource, Unreproduced
+    from redline.hooks.signed import Ignored
 
 
 class RangeError(RedlineError):
@@ -41,7 +42,7 @@ class RangeError(RedlineError):
     exit_code = 2
 
 
-@dataclass
+@record
 class Findings:
     """What keeps changes from going through; empty lists: they may."""
 
@@ -117,6 +118,9 @@ def judge(
             _approved_policy_edit(ledger)
             and judging_policy(repo, change, unapproved(ledger)).approvals == "signed"
         ):
+            from redline.gitops.signing import allowed_signers  # signed approvals only
+            from redline.hooks.signed import Checker, signed_ledger
+
             checker = Checker(repo, allowed_signers(repo, [change.parent, change.new]))
             judged = signed_ledger(ledger, checker)
             policy = judging_policy(repo, change, judged)
@@ -128,6 +132,8 @@ def judge(
         )
         found.mismatched += mismatches(repo, ledger, brought)
         if verify is not None:
+            from redline.hooks.reproduce import unreproduced  # --verify only
+
             found.unreproduced += [
                 u
                 for u in unreproduced(repo, ledger, brought, verify)
@@ -169,7 +175,7 @@ def unapproved(ledger: Ledger) -> Ledger:
     return replace(ledger, entries=entries)
 
 
-@dataclass
+@record
 class RangeVerdict:
     base: pygit2.Commit
     head: pygit2.Commit

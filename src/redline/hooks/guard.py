@@ -24,7 +24,6 @@ it records a flagged edit; and an edit commit whose note is gone altogether
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pygit2
@@ -33,6 +32,7 @@ from redline.engine.confidence import shown_confidence
 from redline.engine.follow import Span
 from redline.engine.follow import describe as describe_spans
 from redline.engine.policy import Policy
+from redline.engine.records import record
 from redline.gitops.follow import Follower, Found, added_paths
 from redline.gitops.tree_diff import differing
 from redline.hooks.ledger import EditRecord, Ledger, RecordedOperation
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 _DEPTH = 64  # how far a chain of carried flags is followed before it counts as uncleared
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Blocked:
     edit: str
     commit: str
@@ -69,7 +69,7 @@ class Blocked:
     placed: bool = True
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Unreadable:
     """A commit whose evidence note cannot be read, and why."""
 
@@ -123,6 +123,9 @@ def blocked(
     """The unapproved flagged edits that the change ``parent`` → ``new`` carries, each
     named where ``new`` holds it (gitops.follow decides); ``commits`` are the commits the
     change brings, oldest first, in which a moved or copied file is followed."""
+    pending = [entry for entry in ledger.entries.values() if not entry.approved]
+    if not pending:  # nothing to carry: what the change touches is not read
+        return []
     changed = changed_paths(repo, parent, new)
     if not changed:
         return []
@@ -131,9 +134,7 @@ def blocked(
     # reached the parent another way, by a cherry-pick, still names the edit's file here).
     adds = bool(added_paths(new, parent)) or any(follower.added(c) for c in commits)
     found: list[Blocked] = []
-    for entry in ledger.entries.values():
-        if entry.approved:
-            continue
+    for entry in pending:
         if not adds and not any(op.path in changed for op in entry.operations):
             continue  # nothing of it can have moved: its files are all it has
         flags = flagged_operations(entry, policy, ledger)

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pygit2
 
 from redline.engine.errors import RedlineError
+from redline.engine.records import asdict, field, record
 from redline.gitops import journal, landing, notes
 from redline.gitops.errors import SessionError
 from redline.gitops.repo import BRANCH_PREFIX, Layout
@@ -67,7 +67,7 @@ class LandRefused(RedlineError):
         }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Landed:
     session: str
     into: str  # the branch's short name

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pygit2
 
+from redline.engine.records import asdict, field, record
 from redline.fsops.atomic import replace_file
 from redline.gitops import notes
 from redline.gitops.errors import CorruptNotes
@@ -53,7 +53,7 @@ _NOTE_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a note's path, fan-out 
 _EDIT_ID = re.compile(rb'"edit":\s*"([^"\\]*)"')
 
 
-@dataclass
+@record
 class RecordedOperation:
     path: str
     match_type: str | None  # None: no text was matched (an add, a delete, a write)
@@ -63,7 +63,7 @@ class RecordedOperation:
     op: str | None = None  # edit | update | add | delete | create | overwrite | write
 
 
-@dataclass
+@record
 class EditRecord:
     """One edit (an edit id) that used a tolerance or was flagged, wherever its notes are."""
 
@@ -78,7 +78,7 @@ class EditRecord:
         return bool(self.approvals)
 
 
-@dataclass
+@record
 class Ledger:
     notes_commit: str | None
     entries: dict[str, EditRecord]

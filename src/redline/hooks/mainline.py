@@ -20,13 +20,13 @@ policy can gain rules this way, never lose one.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pygit2
 
 from redline.engine.errors import RedlineError
 from redline.engine.policy import SETTINGS_FILES, Policy
+from redline.engine.records import record
 from redline.hooks.guard import edit_commits, in_effect
 from redline.hooks.ledger import Ledger
 from redline.settings.policy import PolicyError, policy_from_tree, stricter_policy
@@ -109,7 +109,7 @@ def mainline_sides(repo: pygit2.Repository, session: Session) -> list[Side]:
     return sides
 
 
-@dataclass
+@record
 class Mainline:
     """A session's main-line policy for the daemon, read again only when the origin's tip
     moves (the base never does). Approvals given since only make it looser, so a policy

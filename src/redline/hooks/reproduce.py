@@ -21,12 +21,12 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pygit2
 
 from redline import __version__
+from redline.engine.records import record, replace
 from redline.gitops import notes
 from redline.hooks.ledger import Ledger
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from redline.engine.result import HunkReport, Match
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Unreproduced:
     """A commit whose note the recorded request does not reproduce, and how it differs."""
 
@@ -88,7 +88,7 @@ class _TreeFiles:
 NO_REQUEST = "the note keeps no request to run again"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Recorded:
     """The request a note keeps, as sent, and the redline version that ran it; or why
     there is none (``missing``)."""

@@ -26,12 +26,12 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from typing import Any
 
 import pygit2
 
 from redline.engine.policy import ALLOWED_SIGNERS
+from redline.engine.records import record, replace
 from redline.gitops import notes
 from redline.gitops.repo import common_dir
 from redline.gitops.signing import SSH, Verified, allowed_signers, verify
@@ -41,7 +41,7 @@ NOT_SIGNED = "it is not signed"
 SIGNER_KEY = "_signer"  # the principal a counted approval verified as
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Ignored:
     """An approval that does not count, and why."""
 
@@ -195,7 +195,7 @@ def signers_of(entry: EditRecord) -> list[str]:
     return entry.signers if isinstance(entry, _Signed) else []
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Signatures:
     """What ``redline review`` says about approvals where only signed ones count: who
     signed each approved edit (edit -> principals), and the approvals ignored."""

@@ -7,11 +7,11 @@ import os
 import re
 import subprocess
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
+from redline.engine.records import record
 from redline.gitops.gitenv import without_git_redirects
 from redline.gitops.notes import trailer_edits
 from redline.gitops.repo import BRANCH_PREFIX
@@ -21,7 +21,7 @@ SESSION_BRANCHES = f"refs/heads/{BRANCH_PREFIX}"
 _SQUASHED = re.compile(r"^commit ([0-9a-f]{40})$", re.M)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Change:
     label: str  # for messages: "the commit", "push of refs/heads/main"
     parent: pygit2.Tree | None

@@ -12,14 +12,14 @@ guard flagged: that is never offered to an agent's channel.)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from redline.engine.records import field, record, replace
 from redline.tools.permissions import Decision, Permissions, family, request_decision
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Remembered(Permissions):
     """The rules, with the paths a person allowed so far allowed instead of asked."""
 

@@ -13,12 +13,12 @@ answered ``failed``. The daemon judges every ``apply`` it is sent the same way
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from redline.engine.errors import RedlineError
+from redline.engine.records import replace
 from redline.settings.files import Committed
 from redline.settings.tools import load_config
 from redline.tools.permissions import unknown_rules, verdict

@@ -15,17 +15,17 @@ it found.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from redline.engine.errors import SettingsError
 from redline.engine.policy import POLICY_FILE, PYPROJECT
+from redline.engine.records import record
 
 Reader = Callable[[str], "bytes | None"]  # a file's bytes by name (None: no such file)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Committed:
     """The repository's settings files as a commit holds them (None: not there), and where
     that is, for messages (``"on main"``)."""
@@ -37,7 +37,7 @@ class Committed:
         return self.files.get(name)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Found:
     """The file that holds the repository's settings: its name (``.redline.toml`` or
     ``pyproject.toml``), its bytes, and whether redline's table is the whole file

@@ -12,17 +12,17 @@ permissions' every request but a read.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from redline.engine.errors import SettingsError
 from redline.engine.policy import POLICY_FILE, PYPROJECT, Policy
+from redline.engine.records import record
 from redline.settings import files
 from redline.settings.policy import policy_in_directory
 from redline.settings.tools import Config, load_config, user_allows_policy_files
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FolderSettings:
     """What the settings say for one folder. ``policy`` is None when no settings file is
     there (nothing to validate) or when it cannot be used (``policy_error`` says why);

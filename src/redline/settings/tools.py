@@ -49,12 +49,12 @@ every request batch, and pydantic costs ~70 ms to import.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
 from redline.engine.errors import SettingsError
 from redline.engine.policy import POLICY_FILE, POLICY_SECTIONS, glob_problem
+from redline.engine.records import field, record
 from redline.settings import files
 from redline.settings.files import Committed
 from redline.tools.permissions import (
@@ -83,7 +83,7 @@ class ConfigError(SettingsError):
     see = README_SECTION
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Override:
     """One compat setting as a file gives it."""
 
@@ -92,7 +92,7 @@ class Override:
     source: str  # the file it came from
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Config:
     """The tool settings of the settings files: the permissions, the compat overrides, the
     agent's model."""

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from redline.engine.paths import strip_root
 from redline.engine.policy import glob_matches
+from redline.engine.records import field, record
 
 Action = Literal["allow", "deny", "ask"]
 ACTIONS: tuple[Action, ...] = ("allow", "deny", "ask")
@@ -51,7 +51,7 @@ def needs_permission(tool: object) -> bool:
     return ALIASES.get(tool, tool) not in READ_TOOLS if isinstance(tool, str) else True
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Decision:
     """What the permission rules say of one request: the action, and the rule that decided."""
 
@@ -66,7 +66,7 @@ class Decision:
 ALLOWED = Decision("allow", DEFAULT_RULE)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PathRule:
     """One rule of one tool key: ``pattern`` None covers every path."""
 
@@ -87,7 +87,7 @@ class PathRule:
         return Decision(self.action, self.rule, self.source)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Permissions:
     """Rules by tool key (``edit``, ``apply_patch``, ``write``, ``delete``, ``*``).
 

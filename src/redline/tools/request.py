@@ -14,12 +14,12 @@ documented is what is read. No pydantic: ``redline apply`` starts for every edit
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from redline.engine.edit import DEFAULT_THRESHOLD, EditItem, EditRequest
 from redline.engine.errors import RequestError
 from redline.engine.paths import check_characters, has_control_character
+from redline.engine.records import record
 
 if TYPE_CHECKING:
     from redline.engine.requests import Request
@@ -36,7 +36,7 @@ READ_LIMIT = 2000  # lines a read returns when it names no limit (engine.read)
 # --- the table ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Field:
     """One field of a request. ``kind``: ``tool`` (the tool's name), ``text``, ``flag``
     (a boolean), ``count`` (an integer), ``fraction`` (a number in (0, 1]), ``turn`` (text
@@ -51,7 +51,7 @@ class Field:
     choices: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Shape:
     """One object of the format: its name in the schema, its fields in order, what the
     schema says of it, and the example an error shows."""

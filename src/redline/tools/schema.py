@@ -1,8 +1,8 @@
 """The JSON Schema of the format: requests and the result every caller gets.
 
 The request's comes from the one table the requests are read by
-(:mod:`redline.tools.request`); the result's from the engine's own dataclasses,
-read by pydantic here (``redline schema`` only: no request is read with it), so
+(:mod:`redline.tools.request`); the result's from the engine's own records (their dataclass
+twins), read by pydantic here (``redline schema`` only: no request is read with it), so
 neither can drift from what callers send and get.
 """
 
@@ -13,12 +13,13 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from redline.engine.match_types import MATCH_TYPES
+from redline.engine.records import as_dataclass
 from redline.engine.result import Result
 from redline.tools.request import request_schema
 
-# Results are the engine's own dataclasses; pydantic reads them directly, so the
+# Results are the engine's own records; pydantic reads their dataclass twins, so the
 # schema cannot drift from what callers get.
-RESULT: TypeAdapter[Result] = TypeAdapter(Result)
+RESULT: TypeAdapter[Any] = TypeAdapter(as_dataclass(Result))
 
 
 def json_schema() -> dict[str, Any]:

@@ -9,7 +9,6 @@ sees at its edge (``sys.platform``, ``os.getuid``).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -17,8 +16,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,8 +24,7 @@ import pytest
 from gitmode_fixtures import GitMode, short_runtime_dir
 from redline.daemon.client import Client, UntrustedDaemon
 from redline.daemon.peer import peer_uid
-from redline.daemon.server import Server
-from redline.daemon.service import Service
+from support.daemon import served as on_thread
 
 NOBODY = 65534
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="a second user needs root")
@@ -54,28 +50,8 @@ def test_a_platform_without_peer_credentials_cannot_tell(monkeypatch: pytest.Mon
 @pytest.fixture
 def served(repo: Path) -> Iterator[Path]:
     """The daemon's server on a thread of this process; the path of its socket."""
-    with short_runtime_dir() as folder:
-        path = folder / "d.sock"
-        service = Service(repo, git_env=dict(os.environ))
-        server = Server(service, path, idle_timeout=300)
-        loops: list[asyncio.AbstractEventLoop] = []
-
-        async def main() -> None:
-            loops.append(asyncio.get_running_loop())
-            await server.serve()
-
-        thread = threading.Thread(target=asyncio.run, args=(main(),))
-        thread.start()
-        deadline = time.monotonic() + 30
-        while not path.exists():
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.01)
-        try:
-            yield path
-        finally:
-            loops[0].call_soon_threadsafe(server.stop)
-            thread.join(timeout=30)
-            service.shutdown()
+    with on_thread(repo) as running:
+        yield running.path
 
 
 def ask(path: Path, message: bytes) -> list[bytes]:

@@ -10,65 +10,29 @@ ended.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import socket
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from gitmode_fixtures import make_repo
 from redline.daemon import protocol
-from redline.daemon.server import Server
-from redline.daemon.service import Service
-from support.env import short_runtime_dir
+from support.daemon import Served, served
 
 HELLO = b'{"jsonrpc": "2.0", "id": 1, "method": "hello", "params": {"protocol": 1}}\n'
 
 
-@dataclass
-class Running:
-    path: Path
-    server: Server
-    loop: asyncio.AbstractEventLoop
-    thread: threading.Thread
-
-
 @pytest.fixture
-def running(tmp_path: Path) -> Iterator[Running]:
-    repo = make_repo(tmp_path / "repo", {"a.txt": "one\n"})
-    with short_runtime_dir() as folder:
-        path = folder / "d.sock"
-        service = Service(repo, git_env=dict(os.environ))
-        server = Server(service, path, idle_timeout=300)
-        loops: list[asyncio.AbstractEventLoop] = []
-
-        async def main() -> None:
-            loops.append(asyncio.get_running_loop())
-            await server.serve()
-
-        thread = threading.Thread(target=asyncio.run, args=(main(),))
-        thread.start()
-        deadline = time.monotonic() + 30
-        while not path.exists():
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.01)
-        try:
-            yield Running(path, server, loops[0], thread)
-        finally:
-            if thread.is_alive():  # the tests stop it themselves
-                loops[0].call_soon_threadsafe(server.stop)
-                thread.join(timeout=30)
-            service.shutdown()
+def running(tmp_path: Path) -> Iterator[Served]:
+    with served(make_repo(tmp_path / "repo", {"a.txt": "one\n"})) as daemon:
+        yield daemon
 
 
 def test_a_request_arriving_as_the_daemon_stops_is_answered_shutting_down(
-    running: Running,
+    running: Served,
 ) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(30)
@@ -94,7 +58,7 @@ def test_a_request_arriving_as_the_daemon_stops_is_answered_shutting_down(
     assert not running.thread.is_alive()
 
 
-def test_an_idle_connection_does_not_keep_a_stopping_daemon_up(running: Running) -> None:
+def test_an_idle_connection_does_not_keep_a_stopping_daemon_up(running: Served) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(30)
         sock.connect(str(running.path))

@@ -52,14 +52,7 @@ def dropped(tmp_path: Path) -> tuple[Path, str, str, str]:
     flagged = session.edit(MIGRATION, FUZZY_OLD, FUZZY_NEW)
     assert flagged["flags"], flagged
     [made] = flagged["commits"]
-    git(repo, "cherry-pick", "--no-commit", made["commit"])
-    (repo / "NOTES.md").write_text("reviewed by hand\n")
-    git(repo, "add", "NOTES.md")
-    git(repo, "commit", "-q", "--no-verify", "-m", "take the migration change, with notes")
-    git(repo, "checkout", "-q", "-B", "work", session.branch)
-    git(repo, "rebase", "-q", "main")
-    git(repo, "checkout", "-q", "main")
-    git(repo, "merge", "-q", "--ff-only", "work")
+    take_by_hand_then_rebase(repo, made["commit"], session.branch)
     return repo, start, made["edit"], made["commit"]
 
 
@@ -108,6 +101,20 @@ def test_with_its_own_commit_gone_the_edit_is_refused_wherever_its_file_changes(
     assert "its own commit is not in this repository" in describe([blocked])
 
 
+def take_by_hand_then_rebase(repo: Path, commit: str, branch: str) -> None:
+    """A person commits ``commit``'s change on main with a change of their own, then
+    rebases ``branch`` onto main and fast-forwards main to it: ``commit`` becomes empty
+    on the way and is dropped, and git gives its note to the commit before it."""
+    git(repo, "cherry-pick", "--no-commit", commit)
+    (repo / "NOTES.md").write_text("reviewed by hand\n")
+    git(repo, "add", "NOTES.md")
+    git(repo, "commit", "-q", "--no-verify", "-m", "take the migration change, with notes")
+    git(repo, "checkout", "-q", "-B", "work", branch)
+    git(repo, "rebase", "-q", "main")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--ff-only", "work")
+
+
 def _ordered(ledger: Ledger, edit: str, order: str) -> Ledger:
     ledger = deepcopy(ledger)
     if order == "reversed":
@@ -131,14 +138,7 @@ def test_an_approval_in_one_joined_note_never_clears_the_other_edit(tmp_path: Pa
     git_repo = pygit2.Repository(str(repo))
     [approved] = approve(git_repo, [a["edit"]])
     assert approved.status == "approved", approved
-    git(repo, "cherry-pick", "--no-commit", b["commit"])
-    (repo / "NOTES.md").write_text("reviewed by hand\n")
-    git(repo, "add", "NOTES.md")
-    git(repo, "commit", "-q", "--no-verify", "-m", "take the migration change, with notes")
-    git(repo, "checkout", "-q", "-B", "work", session.branch)
-    git(repo, "rebase", "-q", "main")
-    git(repo, "checkout", "-q", "main")
-    git(repo, "merge", "-q", "--ff-only", "work")
+    take_by_hand_then_rebase(repo, b["commit"], session.branch)
     joined = git(repo, "notes", "--ref=redline", "show", "main")
     assert joined.count('"schema"') == 2, joined  # the premise: git joined the two notes
 

@@ -18,12 +18,15 @@ proves. Every daemon a test starts on a thread is stopped after that test
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
 import threading
+import time
 import traceback
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -201,3 +204,47 @@ def guarded_kill(pid: int, sig: int) -> None:
 
 def describe(daemons: list[Any]) -> str:
     return ", ".join(f"{d.thread.name} (id {d.pid})" for d in daemons)
+
+
+@dataclass
+class Served:
+    """The daemon's server alone on a thread of this process (no lock, pid file or
+    watcher): its socket, the server, the event loop it runs on, and the thread."""
+
+    path: Path
+    server: Any
+    loop: asyncio.AbstractEventLoop
+    thread: threading.Thread
+
+
+@contextlib.contextmanager
+def served(repo: Path) -> Iterator[Served]:
+    """Serve ``repo`` with the daemon's ``Server`` and ``Service`` on a thread until the
+    block ends (or the test stops the server itself)."""
+    from redline.daemon.server import Server
+    from redline.daemon.service import Service
+    from support.env import short_runtime_dir
+
+    with short_runtime_dir() as folder:
+        path = folder / "d.sock"
+        service = Service(repo, git_env=dict(os.environ))
+        server = Server(service, path, idle_timeout=300)
+        loops: list[asyncio.AbstractEventLoop] = []
+
+        async def main() -> None:
+            loops.append(asyncio.get_running_loop())
+            await server.serve()
+
+        thread = threading.Thread(target=asyncio.run, args=(main(),))
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not path.exists():
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.01)
+        try:
+            yield Served(path, server, loops[0], thread)
+        finally:
+            if thread.is_alive():
+                loops[0].call_soon_threadsafe(server.stop)
+                thread.join(timeout=30)
+            service.shutdown()

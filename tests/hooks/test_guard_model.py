@@ -131,7 +131,7 @@ class Gates(RuleBasedStateMachine):
         self.agent: Agent = agent(self.root)
         self.flags: list[Flag] = []
         self.moves: list[tuple[int, str, str]] = []  # (step, source, destination)
-        self.written_anew: dict[str, int] = {}  # a name the agent wrote a copy to: when
+        self.written_anew: dict[str, int] = {}  # a name a copy or move went to: when
         self.step = 0
         self.merged: dict[tuple[str, str, str], bool] = {}  # oracle cache
         # Commits a rebase or an amend made (git copies their notes: notes.rewriteRef),
@@ -238,6 +238,7 @@ class Gates(RuleBasedStateMachine):
         result = self.request(PatchRequest(f"*** Begin Patch\n{patch}*** End Patch\n"))
         if result["status"] == "applied":
             self.moves.append((self.step, path, name))
+            self.written_anew[name] = self.step
             STATS["moves"] += 1
 
     def copy(self, file: int, name: str) -> None:
@@ -506,9 +507,10 @@ class Gates(RuleBasedStateMachine):
         return text is not None and any(related(text, f) for f in flags)
 
     def written_over(self, blocked: Any) -> bool:
-        """The file ``blocked`` names was written anew by the agent (a copy of another
-        file to the flagged file's name) after the edit: from the trees alone it is still
-        the edit's file, whose places hold neither the edit nor what was there before."""
+        """The file ``blocked`` names was written anew by the agent (another file copied
+        or moved to the flagged file's name) after the edit: from the trees alone it is
+        still the edit's file, whose places hold neither the edit nor what was there
+        before."""
         at = self.written_anew.get(blocked.path)
         return at is not None and any(
             f.edit == blocked.edit and at > f.step and blocked.path in self.names(f)

@@ -224,3 +224,24 @@ def test_a_flagged_file_written_anew_from_another_file_fails_closed(gates: Gates
         + [lambda g: g.edit(0, 0, "return True", tolerant=False)] * 4
         + [lambda g: g.copy(0, "auth/check_v2.py")],
     )
+
+
+def test_a_flagged_file_replaced_by_another_moved_to_its_name_fails_closed(
+    gates: Gates,
+) -> None:
+    """As above, with the other file moved (not copied) to the flagged file's name."""
+    replay(
+        gates,
+        [
+            lambda g: g.ids(0),
+            lambda g: g.delete(0),
+            lambda g: g.move(0, "auth/check_v2.py", 0),
+            lambda g: g.approve_one(0),
+            lambda g: g.edit(0, 0, "return True", tolerant=False),
+            lambda g: g.edit(0, 0, "return False", tolerant=True),
+            lambda g: g.delete(0),
+            lambda g: g.edit(0, 0, "return True", tolerant=False),
+            lambda g: g.edit(0, 0, "return True", tolerant=False),
+            lambda g: g.move(0, "auth/check_v2.py", 0),
+        ],
+    )

@@ -27,6 +27,7 @@ profiled with cProfile. Exit status 0 unless the bench crashes.
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import cProfile
 import importlib.metadata
@@ -793,6 +794,8 @@ def main() -> None:
     BIG = f"{BIG_DIRS * FILES_PER_DIR // 1000}k"
 
     base = Path(tempfile.mkdtemp(prefix="rlb", dir=args.dir))
+    if not args.keep:  # however the run ends: a crash at 100,000 files leaves gigabytes
+        atexit.register(shutil.rmtree, base, True)
     home, runtime = base / "h", base / "x"
     home.mkdir()
     runtime.mkdir(mode=0o700)
@@ -944,8 +947,6 @@ def main() -> None:
         print(f"\nwrote {args.json}")
     if args.keep:
         print(f"kept {base}")
-    else:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def status_worktree(runner: Runner, repo: Path) -> str:

@@ -33,7 +33,7 @@ from redline.engine.follow import Span
 from redline.engine.follow import describe as describe_spans
 from redline.engine.policy import Policy
 from redline.engine.records import record
-from redline.gitops.follow import Follower, Found, added_paths
+from redline.gitops.follow import Follower, Found, added_paths, blob_id
 from redline.gitops.tree_diff import differing
 from redline.hooks.ledger import EditRecord, Ledger, RecordedOperation
 
@@ -262,7 +262,7 @@ def edit_commits(repo: pygit2.Repository, entry: EditRecord) -> list[pygit2.Comm
         if isinstance(obj, pygit2.Commit):
             found.append(obj)
     paths = {op.path for op in entry.operations}
-    return sorted(found, key=lambda c: not _changes_any(repo, c, paths))
+    return sorted(found, key=lambda c: not _changes_any(c, paths))
 
 
 def carrying_commit(repo: pygit2.Repository, entry: EditRecord) -> pygit2.Commit | None:
@@ -271,16 +271,9 @@ def carrying_commit(repo: pygit2.Repository, entry: EditRecord) -> pygit2.Commit
     return held[0] if held else None
 
 
-def _changes_any(repo: pygit2.Repository, commit: pygit2.Commit, paths: set[str]) -> bool:
+def _changes_any(commit: pygit2.Commit, paths: set[str]) -> bool:
     parent = commit.parents[0].tree if commit.parents else None
-    return any(_entry_id(parent, p) != _entry_id(commit.tree, p) for p in paths)
-
-
-def _entry_id(tree: pygit2.Tree | None, path: str) -> pygit2.Oid | None:
-    try:
-        return tree[path].id if tree is not None else None
-    except KeyError:
-        return None
+    return any(blob_id(parent, p) != blob_id(commit.tree, p) for p in paths)
 
 
 def describe(

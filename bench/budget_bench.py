@@ -169,6 +169,15 @@ def _repeated(s: float) -> tuple[str, str, str]:
     return "".join(pad[:k] + lines + pad[k:]), old, old.replace("footer", "footer2")
 
 
+def _repeated_tokens(s: float) -> tuple[str, str, str]:
+    """A long line of one token repeated, written with curly quotes in the file and
+    straight ones in old_string: the punctuation tier, then the merge's token alignments."""
+    body = "word, " * max(2, int(s) // 6)
+    text = f"head\nmsg = \u201c{body}\u201d\nx = 1\ntail\n"
+    old = f'msg = "{body}"\nx = 1\n'
+    return text, old, old.replace("x = 1", "x = 2")
+
+
 def _reindented(s: float) -> tuple[str, str, str]:
     lines = code(max(8, int(s)))
     block = lines[len(lines) // 4 : len(lines) // 4 + len(lines) // 2]
@@ -190,6 +199,10 @@ SHAPES: dict[str, tuple[str, Shape]] = {
     "fragment 200, one line": ("200 characters in a one-line file", _fragment(200, "one")),
     "repeated lines": ("one line repeated; a unique stretch with a slip", _repeated),
     "re-indented half": ("half the file re-indented: the whitespace tier", _reindented),
+    "a line of one token repeated": (
+        "curly quotes around `word, ` repeated: the merge's token alignments",
+        _repeated_tokens,
+    ),
 }
 
 

@@ -46,7 +46,28 @@ def test_a_one_line_old_string_is_priced_by_the_lines_it_is_aligned_in() -> None
 def test_an_old_string_too_short_for_the_fuzzy_tiers_costs_only_the_passes() -> None:
     text = code(1000)
     passes = budget.PASS_WEIGHT * budget.size(text)
-    assert estimate("x = 1", text, fuzzy=False) == passes + budget.size("x = 1") * budget.size("")
+    aligned = budget.ALIGN_WEIGHT * budget.alignment_steps("x = 1", "")
+    assert estimate("x = 1", text, fuzzy=False) == (
+        passes + budget.size("x = 1") * budget.size("") + aligned
+    )
+
+
+def test_a_line_that_repeats_its_tokens_is_priced_by_the_merges_alignments() -> None:
+    # The merge aligns a line token by token in Python: each pair of equal tokens is a
+    # step, so a line of one token repeated costs the square of its repetitions.
+    # "a b": one line, three tokens; "": one (empty) line, no token.
+    assert budget.alignment_steps("a b", "") == (1 + 3) + 1
+    line = "word, " * 1000  # 3,000 tokens of three kinds
+    assert budget.alignment_steps(line, "") == (1 + 3 * 1000**2) + 1
+    assert budget.alignment_steps(line, line) == 2 * (1 + 3 * 1000**2)
+    # An ordinary block of code costs next to nothing by it...
+    block = "".join(code(300))
+    assert budget.ALIGN_WEIGHT * budget.alignment_steps(block, block) < LIMIT // 100
+    # ...while a 20,000-character line of `word, ` is past the limit by it alone, far
+    # past what its size says (a punctuation-tier edit of it took 4 s in the merge).
+    long_line = "word, " * 3333
+    assert budget.size(long_line) ** 2 < LIMIT // 100
+    assert budget.ALIGN_WEIGHT * budget.alignment_steps(long_line, long_line) > LIMIT
 
 
 def test_check_names_the_sizes_and_the_limit() -> None:

@@ -18,6 +18,11 @@ its text, for the fixed cost of comparing two lines):
 - for an old_string of several lines (or one ending in a newline): every line of
   old_string with every line of the file, size(old) × size(file), then
   old_string whole with :data:`WINDOWS` windows of its own size, WINDOWS × len(old)²;
+- the merge's alignments (engine.merge, engine.tokens: difflib's SequenceMatcher in
+  Python, over the lines of old_string and new_string and over the tokens of each
+  line): every pair of equal elements an alignment may visit, :data:`ALIGN_WEIGHT`
+  comparisons each — a line that repeats one token thousands of times (``word, word,
+  ...``, a minified file) costs far more than its size says;
 - for one line without a newline (a fragment of a line): a sliding alignment
   inside each line of the file, (n + m) × min(n, m)² for a line of m characters
   (n the length of old_string), then :data:`FRAGMENTS` alignments with the best
@@ -39,6 +44,10 @@ LINE_WEIGHT = 16
 PASS_WEIGHT = 4096
 WINDOWS = 120  # up to 40 candidate starts x 3 window sizes (engine.match)
 FRAGMENTS = 40  # candidate lines a fragment is aligned in (engine.match)
+# one step of the merge's alignments (a dictionary look-up and a compare in Python):
+# a 12,000-character line of ``word, `` counts 2.4e7 steps (in old_string and in
+# new_string) and its punctuation-tier edit takes 1.5 s (bench/budget_bench.py)
+ALIGN_WEIGHT = 4_000
 LIMIT = 100_000_000_000  # 1.6 s for the dearest shape measured (bench/budget_bench.py)
 TOO_LARGE = "too large for tolerant matching: send the exact text or a smaller block"
 
@@ -71,6 +80,9 @@ def estimate(
     """
     file_size = size(text)
     work = PASS_WEIGHT * file_size + size(old) * size(new)
+    if work > limit:
+        return work
+    work += ALIGN_WEIGHT * alignment_steps(old, new)
     if not fuzzy or work > limit:
         return work
     if "\n" in old:
@@ -84,6 +96,24 @@ def estimate(
             return work
         dearest = max(dearest, cost)
     return work + FRAGMENTS * dearest
+
+
+def alignment_steps(old: str, new: str) -> int:
+    """Pairs of equal elements the merge's alignments may visit: of the lines of
+    ``old`` and of ``new``, and of the tokens within each of their lines (for each
+    element, how often it occurs, squared — old_string is aligned with the block it
+    matched, which is old_string give or take its slips, and with new_string)."""
+    from collections import Counter
+
+    from redline.engine.tokens import TOKEN  # the tolerant tiers' own; they run next
+
+    steps = 0
+    for text in (old, new):
+        lines = text.split("\n")
+        steps += sum(c * c for c in Counter(lines).values())
+        for line in lines:
+            steps += sum(c * c for c in Counter(TOKEN.findall(line)).values())
+    return steps
 
 
 @record(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import cast
 
@@ -9,7 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from redline.engine.hunks import HunkError, HunkEvidence, apply_hunks
+from redline.engine.hunks import (
+    _SCANS,
+    KEYS,
+    HunkError,
+    HunkEvidence,
+    _kept,
+    _Keyed,
+    apply_hunks,
+    split_lines,
+)
 from redline.engine.patch_parse import Hunk, HunkKind, HunkLine, UpdateFile, parse_patch
 
 
@@ -648,3 +658,70 @@ def test_single_line_replacement_and_its_inverse(
     inverse = _replacement_hunk(expected_lines, index, new, lines[index], before, after)
     restored, _, _ = apply_hunks(result, [inverse], "f.txt")
     assert restored.encode("utf-8") == original.encode("utf-8")
+
+
+# --- the large-file paths give what the line-by-line ones give -----------------------
+
+_LINES = st.lists(st.sampled_from(["", "a", "b", " a", "a ", "}", "x = 1"]), max_size=40)
+_ENDINGS = st.sampled_from(["\n", "\r\n", "\r"])
+
+
+def _by_regex(text: str) -> list[tuple[str, str]]:
+    """Lines as the general path reads them (any of the three newlines)."""
+    out = []
+    for raw in re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z", text):
+        content = raw.rstrip("\r\n")
+        out.append((content, raw[len(content) :]))
+    return out
+
+
+@given(_LINES, st.booleans(), st.lists(_ENDINGS, min_size=1, max_size=3))
+def test_splitting_a_file_in_c_gives_the_lines_the_regex_gives(
+    lines: list[str], last_newline: bool, endings: list[str]
+) -> None:
+    lf = "\n".join(lines) + ("\n" if last_newline else "")
+    assert split_lines(lf) == _by_regex(lf)  # LF only: the fast path
+    mixed = "".join(line + endings[i % len(endings)] for i, line in enumerate(lines))
+    assert split_lines(mixed) == _by_regex(mixed)
+
+
+@given(
+    _LINES,
+    st.lists(st.sampled_from(["a", "b", " a", "}", ""]), min_size=1, max_size=3),
+    st.integers(0, 45),
+    st.sampled_from(sorted(KEYS)),
+)
+def test_a_look_up_by_scanning_finds_what_the_index_finds(
+    lines: list[str], old: list[str], start: int, name: str
+) -> None:
+    scanned = _Keyed(lines)
+    indexed = _Keyed(lines)
+    for _ in range(_SCANS):  # spend the scans: the next look-up builds the index
+        indexed.all(name, ["unused"], 0)
+    assert scanned.all(name, old, start) == indexed.all(name, old, start)
+
+
+@given(_LINES, st.lists(_ENDINGS, min_size=1, max_size=3), st.integers(0, 40), st.integers(0, 40))
+def test_kept_lines_are_the_files_bytes(
+    lines: list[str], endings: list[str], a: int, b: int
+) -> None:
+    pairs = [(line, endings[i % len(endings)]) for i, line in enumerate(lines)]
+    start, end = sorted((min(a, len(pairs)), min(b, len(pairs))))
+    kept = _kept(pairs, start, end)
+    assert len(kept) <= 3
+    assert "".join(k.text + (k.ending or "") for k in kept) == "".join(
+        c + e for c, e in pairs[start:end]
+    )
+    if kept:  # the first and last lines stay lines: their endings are read around changes
+        assert (kept[0].text, kept[0].ending) == pairs[start]
+        assert (kept[-1].text, kept[-1].ending) == pairs[end - 1]
+
+
+def test_an_exact_hunk_in_a_large_file_lands_where_the_line_by_line_path_puts_it() -> None:
+    text = "".join(f"def f{i}(x):\n    return x + {i % 7}\n" for i in range(5000))
+    h = hunk(" def f2500(x):", "-    return x + 1", "+    return x + 100")
+    done, (evidence,), _ = apply(text, h)
+    assert (evidence.match_type, evidence.start_line) == ("exact", 5001)
+    assert done == text.replace(
+        "def f2500(x):\n    return x + 1\n", "def f2500(x):\n    return x + 100\n"
+    )

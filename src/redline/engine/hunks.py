@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from functools import cached_property
 from itertools import pairwise
+from operator import itemgetter
 
 from redline.engine import budget, invisible
 from redline.engine.analysis import Characters
@@ -83,6 +84,14 @@ class _Line:
 
 def split_lines(text: str) -> list[tuple[str, str]]:
     """``(content, ending)`` for every line of ``text``; the last ending may be ''."""
+    if "\r" not in text:  # LF only: split in C (a 100,000-line file in milliseconds)
+        contents = text.split("\n")
+        last = contents.pop()
+        endings = ["\n"] * len(contents)
+        if last:  # the last line has no newline
+            contents.append(last)
+            endings.append("")
+        return list(zip(contents, endings, strict=True))
     out = []
     for raw in _LINE.findall(text):
         content = raw.rstrip("\r\n")
@@ -99,7 +108,7 @@ def apply_hunks(
     ``limit`` (see :mod:`redline.engine.budget`); past it, hunks are placed exactly.
     """
     lines = split_lines(text)
-    keyed = _Keyed([c for c, _ in lines])
+    keyed = _Keyed(list(map(itemgetter(0), lines)))
     keyed.too_large = budget.check(
         "".join(h.text + "\n" for hunk in hunks for h in hunk.lines if h.kind != "+"),
         text,
@@ -131,12 +140,13 @@ def apply_hunks(
         # else: a pure addition appended at the end of the file, as Codex does;
         # the hunks after it still search from the cursor.
     placed.sort(key=lambda p: p[0])  # stable: insertions at one place keep the patch's order
-    styles = Counter(e for _, e in lines if e)
+    styles = Counter(map(itemgetter(1), lines))
+    del styles[""]  # the unterminated last line's
     removed: Counter[str] = Counter()
     out: list[_Line] = []
     pos = 0
     for start, old_len, hunk in placed:
-        out.extend(_Line(c, e) for c, e in lines[pos:start])
+        out += _kept(lines, pos, start)
         k = start
         replaced: list[str] = []  # endings of this change's removed lines not yet replaced
         for hline in hunk.lines:
@@ -153,8 +163,20 @@ def apply_hunks(
                 ending = _replacement_ending(replaced.pop(0), styles) if replaced else None
                 out.append(_Line(cleaned, ending))
         pos = start + old_len
-    out.extend(_Line(c, e) for c, e in lines[pos:])
+    out += _kept(lines, pos, len(lines))
     return _join(out, styles), evidence, removed
+
+
+def _kept(lines: list[tuple[str, str]], start: int, end: int) -> list[_Line]:
+    """The file's lines ``start``..``end``, which the patch keeps as they are: their
+    first and last lines as lines (whose endings :func:`_join` may read or settle), and
+    the lines between as one, joined in C. No ending in between can change: each of
+    them is a newline the file has, between two lines of the file."""
+    if end - start <= 2:
+        return [_Line(c, e) for c, e in lines[start:end]]
+    inner_content, inner_ending = lines[end - 2]
+    inner = "".join(map("".join, lines[start + 1 : end - 2])) + inner_content
+    return [_Line(*lines[start]), _Line(inner, inner_ending), _Line(*lines[end - 1])]
 
 
 def _adapted(
@@ -279,6 +301,7 @@ class _Keyed:
         self.too_large: TooLarge | None = None  # past the budget: exact placement only
         self._views: dict[str, list[str]] = {}
         self._index: dict[str, dict[str, list[int]]] = {}
+        self._scans: Counter[str] = Counter()  # look-ups made without the index, per key
 
     @cached_property
     def style(self) -> Style:
@@ -291,22 +314,32 @@ class _Keyed:
     def view(self, name: str) -> list[str]:
         if name not in self._views:
             key = KEYS[name]
-            self._views[name] = [key(line) for line in self.contents]
+            self._views[name] = self.contents if name == "exact" else list(map(key, self.contents))
         return self._views[name]
 
     def all(self, name: str, old: list[str], start: int) -> list[int]:
         """Every index >= ``start`` where ``old`` matches under ``name``'s key."""
         view = self.view(name)
-        if name not in self._index:
-            index: dict[str, list[int]] = {}
-            for i, line in enumerate(view):
-                index.setdefault(line, []).append(i)
-            self._index[name] = index
-        found = self._index[name]
         key = KEYS[name]
         target = [key(line) for line in old]
         n = len(target)
-        # Look where old's rarest line is (a blank first line would be everywhere).
+        found = self._index.get(name)
+        if found is None and self._scans[name] < _SCANS:
+            # The first look-ups scan the lines in C; an index of every line (a dict
+            # built line by line) pays off only for a patch of many hunks.
+            self._scans[name] += 1
+            counts = {line: view.count(line) for line in target}
+            # Look where old's rarest line is (a blank first line would be everywhere).
+            k = min(range(n), key=lambda k: counts[target[k]])
+            return [
+                p - k
+                for p in _positions(view, target[k], start + k)
+                if view[p - k : p - k + n] == target
+            ]
+        if found is None:
+            found = self._index[name] = {}
+            for i, line in enumerate(view):
+                found.setdefault(line, []).append(i)
         k = min(range(n), key=lambda k: len(found.get(target[k], ())))
         at = found.get(target[k], [])
         return [
@@ -316,6 +349,22 @@ class _Keyed:
     def seek(self, name: str, old: list[str], start: int) -> int | None:
         found = self.all(name, old, start)
         return found[0] if found else None
+
+
+_SCANS = 8  # look-ups per key answered by scanning before the index is built
+
+
+def _positions(lines: list[str], line: str, start: int) -> list[int]:
+    """Every index >= ``start`` of ``line`` in ``lines``, found by ``list.index`` (in C)."""
+    out: list[int] = []
+    at = start
+    while True:
+        try:
+            at = lines.index(line, at)
+        except ValueError:
+            return out
+        out.append(at)
+        at += 1
 
 
 KEYS: dict[str, Callable[[str], str]] = {

@@ -34,7 +34,8 @@ example ``/work/main/src``), alternating — starts a daemon running that code
    too): the first request on the file's content and the next one on the same
    content, wall time and the process's CPU time (steadier on a busy machine);
    then the same on the file with one line of typographic marks (``marks_``),
-   and a re-indented edit without a slip (the whitespace tier's, ``reindent_``).
+   and a re-indented edit without a slip (the whitespace tier's, ``reindent_``);
+   and an exact one-line hunk of ``apply_patch`` in the same file (``patch_``).
 
 ``--skip-daemon`` measures 4 and 5 only; ``--fuzzy-only`` 5 only (no repository
 is built).
@@ -265,10 +266,28 @@ for content, shift in ((data, False), (marked, False), (shifted, True)):
         cpu.append((time.process_time() - c) * 1000)
         assert answer.result.status == "applied", answer.result
     figures += [out[0], out[1], cpu[0], cpu[1]]
+# An exact one-line hunk of apply_patch in the same file (engine.hunks), twice.
+from redline.engine.hunks import apply_hunks
+from redline.engine.patch_parse import parse_patch
+text = data.decode()
+out, cpu = [], []
+for start in (50_000, 83_000):
+    a, b, c = text.split("\\n")[start : start + 3]
+    patch = (f"*** Begin Patch\\n*** Update File: big.py\\n@@\\n {a}\\n-{b}\\n+{b} # changed\\n"
+             f" {c}\\n*** End Patch\\n")
+    hunks = parse_patch(patch).operations[0].hunks
+    t, cp = time.perf_counter(), time.process_time()
+    _, (evidence,), _ = apply_hunks(text, hunks, "big.py")
+    out.append((time.perf_counter() - t) * 1000)
+    cpu.append((time.process_time() - cp) * 1000)
+    assert evidence.match_type == "exact", evidence
+figures += [out[0], out[1], cpu[0], cpu[1]]
 print(*figures)
 """
 FUZZY_NAMES = ("imports", "first", "same_content", "first_cpu", "same_content_cpu")
-FUZZY_NAMES += tuple(f"{kind}_{name}" for kind in ("marks", "reindent") for name in FUZZY_NAMES[1:])
+FUZZY_NAMES += tuple(
+    f"{kind}_{name}" for kind in ("marks", "reindent", "patch") for name in FUZZY_NAMES[1:]
+)
 
 
 def measure_guard(bench: Bench, repo: Path, runs: int) -> float:

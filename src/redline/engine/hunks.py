@@ -324,11 +324,13 @@ class _Keyed:
         target = [key(line) for line in old]
         n = len(target)
         found = self._index.get(name)
-        if found is None and self._scans[name] < _SCANS:
-            # The first look-ups scan the lines in C; an index of every line (a dict
-            # built line by line) pays off only for a patch of many hunks.
+        counts = dict.fromkeys(target, 0)
+        if found is None and len(counts) <= _SCAN_LINES and self._scans[name] < _SCANS:
+            # The first look-ups of a few lines scan the file in C; an index of every
+            # line (a dict built line by line) pays off for a patch of many hunks or
+            # of many lines.
             self._scans[name] += 1
-            counts = {line: view.count(line) for line in target}
+            counts = {line: view.count(line) for line in counts}
             # Look where old's rarest line is (a blank first line would be everywhere).
             k = min(range(n), key=lambda k: counts[target[k]])
             return [
@@ -352,6 +354,7 @@ class _Keyed:
 
 
 _SCANS = 8  # look-ups per key answered by scanning before the index is built
+_SCAN_LINES = 8  # distinct lines of a look-up answered by scanning (a count of the file each)
 
 
 def _positions(lines: list[str], line: str, start: int) -> list[int]:

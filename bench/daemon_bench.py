@@ -8,16 +8,16 @@ daemon and reading its answer, without the process's own start-up: for each
 ``src`` (this checkout's, and ``--other``'s, for example ``/work/main/src``) a
 daemon of that code (``python -m redline`` with it first on ``PYTHONPATH``)
 serves a session of a repository of ``--files`` files (built here, no
-network, the way ``git_bench.py`` builds them). Round by round, alternating
-between the codes so that both meet the same load, ``--requests`` exact
-one-line edits are sent, each on a new connection by this checkout's client,
+network, the way ``git_bench.py`` builds them). Each round sends ``--requests``
+exact one-line edits to each daemon, alternating request by request so that
+both meet the same load, each on a new connection by this checkout's client,
 as the command does: it says hello with its first call (one round trip to a
 daemon that takes it; a daemon older than that is said hello to first, two
 round trips, as its own client does).
 
 Prints per code the p50 and p90 of the wall time from connect to answer, and
 the daemon's CPU per request (user + system of its process, over each round),
-with the ratios this / other. ``--gap`` pauses between requests (more than 1 s
+with the ratios this / other. ``--gap`` pauses after each request (more than 1 s
 lets the daemon's idle-time upkeep run between them, as between a person's
 commands). Exit status 0 unless the bench crashes.
 """
@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import sys
 import tempfile
@@ -124,12 +123,15 @@ def run(base: Path, args: argparse.Namespace) -> None:
             for _ in range(5):
                 code.request()
         for _ in range(args.rounds):
-            for code in codes:
-                before = code.cpu_seconds()
-                for _ in range(args.requests):
+            spent = dict.fromkeys(wall, 0.0)
+            for _ in range(args.requests):
+                for code in codes:  # request by request, so that both meet the same load
+                    before = code.cpu_seconds()
                     wall[code.label].append(code.request())
                     time.sleep(args.gap)
-                cpu[code.label].append((code.cpu_seconds() - before) * 1000 / args.requests)
+                    spent[code.label] += code.cpu_seconds() - before
+            for label, seconds in spent.items():
+                cpu[label].append(seconds * 1000 / args.requests)
     finally:
         for code in codes:
             code.stop()
@@ -142,7 +144,7 @@ def report(
     out: dict[str, Any] = {"files": args.files, "requests": args.rounds * args.requests}
     print(
         f"connect to answer, one exact edit on a new connection ({args.files} files, "
-        f"{args.rounds} rounds x {args.requests} requests, {socket.gethostname()})"
+        f"{args.rounds} rounds x {args.requests} requests)"
     )
     for code in codes:
         label = code.label

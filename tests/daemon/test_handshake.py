@@ -22,7 +22,8 @@ import pytest
 
 from gitmode_fixtures import GitMode
 from redline.daemon.client import Client, OtherProtocol
-from redline.daemon.lifecycle import files_for
+from redline.daemon.lifecycle import files_for, stop
+from redline.daemon.paths import DaemonFiles
 from redline.pipeline.daemon_call import send
 from support.env import short_runtime_dir
 from support.scripted_daemon import HELLO_BEFORE_THEN, older_daemon, other_protocol, scripted
@@ -186,3 +187,14 @@ def test_apply_session_against_another_protocol_says_what_to_do(gm: GitMode) -> 
     assert answer["status"] == "failed" and answer["session"] == "s"
     assert "`redline daemon stop`" in answer["error"] and "Traceback" not in done.stderr
     assert daemon.methods == ["hello"]
+
+
+def test_a_daemon_of_another_protocol_can_be_stopped(socket_path: Path) -> None:
+    """``redline daemon stop``, the way out its refusal names, reaches it: shutdown goes
+    without hello."""
+    (socket_path.parent / "git").mkdir()
+    files = DaemonFiles(socket_path.parent / "git", socket_path.parent)
+    files.ensure()
+    with scripted(files.socket, other_protocol(2)) as daemon:
+        assert stop(files, timeout=5) is True
+    assert daemon.methods == ["shutdown"]

@@ -48,9 +48,12 @@ def older_daemon(hello: dict[str, Any], applied: dict[str, Any]) -> Answer:
 
 
 def other_protocol(version: int) -> Answer:
-    """A daemon of protocol ``version``: it refuses a hello of any other, as redline's do."""
+    """A daemon of protocol ``version``: it refuses a hello of any other, as redline's do,
+    and stops when asked (``shutdown`` needs no hello)."""
 
     def answer(message: dict[str, Any]) -> Any:
+        if message.get("method") == "shutdown":
+            return result(message, {"stopping": True})
         if message.get("method") == "hello":
             return error(
                 message,

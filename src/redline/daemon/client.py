@@ -149,15 +149,22 @@ class Client:
         return self._server
 
     def call(
-        self, method: str, params: dict[str, Any] | None = None, *, vet: Vet | None = None
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        vet: Vet | None = None,
+        say_hello: bool = True,
     ) -> Any:
         """The result of ``method``; RpcError when the daemon answers with an error.
 
         The first call of a connection travels inside its hello. ``vet`` is shown
         hello's answer before the call is sent by itself (to a daemon older than
         that, or after another call said hello), and raises to send nothing.
+        ``say_hello=False`` sends the call without hello (``shutdown``: every daemon
+        takes it so, and one of another protocol version must be stoppable).
         """
-        if self._server is None and method != "hello":
+        if self._server is None and method != "hello" and say_hello:
             then = {"method": method, "params": params if params is not None else {}}
             self._server = greeting = self._hello(then)
             done = greeting.pop(THEN, None)

@@ -208,7 +208,9 @@ def stop(files: DaemonFiles, timeout: float = 15.0, unless_in_use: bool = False)
     pid = _read_pid(files)
     params = {"unless_in_use": True} if unless_in_use else None
     try:
-        answer = client.call("shutdown", params)
+        # Without hello: a daemon of another protocol version is stopped too (the way out
+        # its refusal names).
+        answer = client.call("shutdown", params, say_hello=False)
     except (RpcError, OSError):
         answer = None
     finally:

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
 import pytest
 
 from gitmode_fixtures import git, write
-from redline.gitops.snapshot import DirtyPaths, changed_paths
+from redline.gitops.snapshot import changed_paths
 
 GIT_SPELLINGS = [".git./config", "git~1/config", ".GIT/config", "sub/.git ./x", "deep/.git/hooks/x"]
 
@@ -81,57 +80,3 @@ def test_paths_too_long_to_name_are_not_external_changes(repo: Path, walk: str) 
         assert list(snapshot_of(repo, candidates)) == ["notes/todo.txt"]
     finally:
         subprocess.run(["rm", "-rf", str(repo / "d")], check=True)  # rmtree would recurse
-
-
-# --- the watcher's barrier: posted as a request comes, waited for by its snapshot ------------
-
-
-class Barriers:
-    """What the watcher gives a DirtyPaths: each post is a barrier, waited for once."""
-
-    def __init__(self, dirty: DirtyPaths) -> None:
-        self.dirty = dirty
-        self.posted: list[int] = []
-        self.waited: list[int] = []
-        self.seen_changes: set[str] = set()
-
-    def post(self) -> Callable[[], None]:
-        number = len(self.posted)
-        self.posted.append(number)
-
-        def wait() -> None:
-            self.waited.append(number)
-            for path in self.seen_changes:  # the events that came before the barrier's
-                self.dirty.add(path)
-
-        return wait
-
-
-def watched() -> tuple[DirtyPaths, Barriers]:
-    dirty = DirtyPaths(overflowed=False, watched=True)
-    barriers = Barriers(dirty)
-    dirty.post = barriers.post
-    return dirty, barriers
-
-
-def test_a_snapshot_waits_for_the_barrier_its_request_posted_on_arrival() -> None:
-    dirty, barriers = watched()
-    dirty.ahead()  # the request came
-    barriers.seen_changes = {"c.txt"}  # a change made before it, reported meanwhile
-    assert dirty.take() == {"c.txt"}
-    assert barriers.posted == barriers.waited == [0]  # no second barrier
-    dirty.settle()
-
-
-def test_a_barrier_of_a_request_that_took_no_snapshot_serves_no_later_one() -> None:
-    dirty, barriers = watched()
-    dirty.ahead()  # a request refused before its snapshot (a permission rule, say)
-    dirty.settle()
-    assert dirty.take() == set()  # the next one (an undo posts nothing ahead): its own
-    assert barriers.posted == [0, 1] and barriers.waited == [1]
-
-
-def test_without_a_watcher_nothing_is_posted_and_everything_is_walked() -> None:
-    dirty = DirtyPaths()
-    dirty.ahead()
-    assert dirty.take() is None

@@ -425,6 +425,8 @@ class Service:
             self.staged.holds.end(token)
 
     def _apply(self, name: str, request_obj: Any, params: dict[str, Any]) -> dict[str, Any]:
+        from redline.tools.request import parse_request
+
         problem = self.checkout_problem(name)  # on this planning thread, not the worker
         if problem is not None:
             result = Result("failed", path=_request_path(request_obj), error=problem)
@@ -437,24 +439,6 @@ class Service:
             result = Result("failed", path=path if isinstance(path, str) else None, error=str(exc))
             result.session = name
             return result.to_dict()
-        if _tool_of(request_obj) != "read":  # a read looks at no snapshot
-            applier.dirty.ahead()  # the barrier's events travel while it is judged and prepared
-        try:
-            return self._judged_apply(name, applier, rules, request_obj, params)
-        finally:
-            applier.dirty.settle()
-
-    def _judged_apply(
-        self,
-        name: str,
-        applier: SessionApplier,
-        rules: Permissions | str,
-        request_obj: Any,
-        params: dict[str, Any],
-    ) -> dict[str, Any]:
-        """The rest of :meth:`_apply`, once the session's applier and rules are known."""
-        from redline.tools.request import parse_request
-
         if isinstance(rules, str):
             stopped = unknown_rules(rules, request_obj)
         else:
@@ -542,10 +526,6 @@ class Service:
     def log(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         name = _required_str(params, "session")
         return history.session_history(self.repo, self.layout, name).entries
-
-
-def _tool_of(request: Any) -> Any:
-    return request.get("tool") if isinstance(request, dict) else None
 
 
 def _request_path(request: Any) -> str | None:

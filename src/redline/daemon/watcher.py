@@ -13,7 +13,6 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from watchdog.events import (
@@ -58,17 +57,15 @@ class _Handler(FileSystemEventHandler):
         self.dirty = dirty
         self.barriers: dict[str, threading.Event] = {}
 
-    def barrier(self) -> Callable[[], None]:
-        """Put a barrier into the worktree's events now; what it returns waits until every
-        event of a change made before this call has been handled.
+    def barrier(self) -> None:
+        """Return once every event of a change made before this call has been handled.
 
         The kernel reports a worktree's changes in order: a file made now and the
         event of its making seen here mean that every earlier change's event was
         handled before it. Without that, a file written just before a request could
         be committed only by a later one. When the file cannot be made (a read-only
         worktree) there is nothing to wait for; when its event is late, the snapshot
-        walks the worktree. Posted early (gitops.snapshot.DirtyPaths.ahead), its
-        events travel while the request is prepared.
+        walks the worktree.
         """
         name = f"{BARRIER}{os.urandom(6).hex()}"
         seen = self.barriers[name] = threading.Event()
@@ -78,14 +75,10 @@ class _Handler(FileSystemEventHandler):
             os.unlink(path)
         except OSError:
             self.barriers.pop(name, None)
-            return _nothing_to_wait_for
-
-        def wait() -> None:
-            if not seen.wait(BARRIER_WAIT):
-                self.dirty.overflow()
-            self.barriers.pop(name, None)
-
-        return wait
+            return
+        if not seen.wait(BARRIER_WAIT):
+            self.dirty.overflow()
+        self.barriers.pop(name, None)
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.is_directory and event.event_type == "modified":
@@ -102,17 +95,13 @@ class _Handler(FileSystemEventHandler):
                 continue
             rel = rel.replace(os.sep, "/")
             if is_barrier(rel):
-                seen = self.barriers.pop(rel, None)  # a barrier no one waits for goes too
+                seen = self.barriers.get(rel)
                 if seen is not None:
                     seen.set()
                 continue  # the barrier's own file, never a change of the worktree
             if names_git(rel):
                 continue  # git's own data (also a nested repository's), never committed
             self.dirty.add(rel)
-
-
-def _nothing_to_wait_for() -> None:
-    pass
 
 
 def _remove_stale_barriers(root: Path) -> None:
@@ -160,7 +149,7 @@ class Watcher:
             self._watches[name] = self._observer.schedule(
                 handler, str(root), recursive=True, event_filter=_CHANGES
             )
-            dirty.post = handler.barrier
+            dirty.sync = handler.barrier
             dirty.watched = True
         except Exception as exc:  # watching only saves work: never fail a request for it
             # inotify limits, a folder nested too deep for watchdog's walk: every

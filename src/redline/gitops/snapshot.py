@@ -36,11 +36,9 @@ class DirtyPaths:
     overflowed: bool = True  # nothing is known until the first full walk
     watched: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
-    # Set by the watcher: puts a barrier into the event stream now, and returns what
-    # waits until every change made before that has been reported (events come on the
-    # watcher's threads, a moment after the write).
-    post: Callable[[], Callable[[], None]] | None = field(default=None, repr=False)
-    _posted: Callable[[], None] | None = field(default=None, repr=False)
+    # Set by the watcher: returns once every change made before the call has been
+    # reported (events come on the watcher's thread, a moment after the write).
+    sync: Callable[[], None] | None = field(default=None, repr=False)
 
     def add(self, path: str) -> None:
         with self.lock:
@@ -50,28 +48,10 @@ class DirtyPaths:
         with self.lock:
             self.overflowed = True
 
-    def ahead(self) -> None:
-        """Post the barrier of the request that has just come now, so that its events
-        travel while the request is judged and prepared: :meth:`take` then waits for
-        what is left of it. The request's own calls come in turn (one request of a
-        session at a time): it ends with :meth:`settle`."""
-        if self.post is not None and self.watched:
-            self._posted = self.post()
-
-    def settle(self) -> None:
-        """The request ends: a barrier it posted and did not wait for is dropped (a later
-        request posts its own)."""
-        self._posted = None
-
     def take(self) -> set[str] | None:
-        """The paths seen changed since the last take (None: walk everything): once the
-        barrier posted for this request (or one posted now) has come through, so that a
-        file written just before the request is among them."""
-        posted, self._posted = self._posted, None
-        if posted is None and self.post is not None and self.watched:
-            posted = self.post()
-        if posted is not None:
-            posted()
+        """The paths seen changed since the last take (None: walk everything)."""
+        if self.sync is not None and self.watched:
+            self.sync()  # a file written just before this request is among them
         with self.lock:
             if self.overflowed or not self.watched:
                 self.overflowed = False

@@ -10,10 +10,10 @@ daemon of that code (``python -m redline`` with it first on ``PYTHONPATH``)
 serves a session of a repository of ``--files`` files (built here, no
 network, the way ``git_bench.py`` builds them). Each round sends ``--requests``
 exact one-line edits to each daemon, alternating request by request so that
-both meet the same load, each on a new connection by this checkout's client,
-as the command does: it says hello with its first call (one round trip to a
-daemon that takes it; a daemon older than that is said hello to first, two
-round trips, as its own client does).
+both meet the same load (each daemon first in turn), each on a new connection
+by this checkout's client, as the command does: it says hello with its first
+call (one round trip to a daemon that takes it; a daemon older than that is
+said hello to first, two round trips, as its own client does).
 
 Prints per code the p50 and p90 of the wall time from connect to answer, and
 the daemon's CPU per request (user + system of its process, over each round),
@@ -124,8 +124,10 @@ def run(base: Path, args: argparse.Namespace) -> None:
                 code.request()
         for _ in range(args.rounds):
             spent = dict.fromkeys(wall, 0.0)
-            for _ in range(args.requests):
-                for code in codes:  # request by request, so that both meet the same load
+            for i in range(args.requests):
+                # Request by request, so that both meet the same load, each first in turn
+                # (the first of a pair is slower: the second finds the caches warm).
+                for code in codes if i % 2 == 0 else codes[::-1]:
                     before = code.cpu_seconds()
                     wall[code.label].append(code.request())
                     time.sleep(args.gap)

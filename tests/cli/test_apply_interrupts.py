@@ -211,10 +211,10 @@ _SIGNAL_BEFORE_SEND = """
 import os, signal, sys
 import redline.daemon.client as client
 real = client.Client.call
-def call(self, method, params=None):
+def call(self, method, params=None, **how):
     if method == "apply":
         os.kill(os.getpid(), signal.SIGINT)
-    return real(self, method, params)
+    return real(self, method, params, **how)
 client.Client.call = call
 from redline.cli.main import main
 sys.argv = ["redline", *sys.argv[1:]]

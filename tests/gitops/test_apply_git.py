@@ -493,6 +493,37 @@ def test_matching_runs_on_the_callers_thread_and_git_on_the_git_thread(
     assert_fsck_clean(repo)
 
 
+class CountedGitThread(GitThread):
+    def __init__(self) -> None:
+        super().__init__()
+        self.trips = 0
+
+    def __call__(self, step: Callable[[], T]) -> T:
+        self.trips += 1
+        return super().__call__(step)
+
+
+def test_an_edit_goes_to_the_git_thread_to_prepare_and_to_land_only(
+    repo: Path, session: tuple[SessionApplier, Session]
+) -> None:
+    """Each trip from a planning thread to the git thread is two thread switches: the
+    request's own files are read while preparing, not asked for one by one."""
+    applier, s = session
+    git_thread = CountedGitThread()
+    done = apply(applier, edit("a.py", "'Hello, ' + name", "'Hi, ' + name"), on_worker=git_thread)
+    assert done["status"] == "applied" and git_thread.trips == 2
+    body = "*** Update File: b.py\n@@\n-VALUE = 1\n+VALUE = 2\n*** Add File: new.txt\n+new\n"
+    git_thread.trips = 0
+    assert apply(applier, patch(body), on_worker=git_thread)["status"] == "applied"
+    assert git_thread.trips == 2
+    assert git(repo, "show", f"{BRANCH}:new.txt") == "new\n"
+    assert git(repo, "show", f"{BRANCH}:b.py") == "VALUE = 2\n"
+    git_thread.trips = 0
+    missing = apply(applier, edit("nope.py", "a", "b"), on_worker=git_thread)
+    assert missing["status"] != "applied" and git_thread.trips == 1  # nothing to land
+    assert porcelain(Path(s.worktree)) == ""
+
+
 def test_a_branch_moved_while_planning_leaves_nothing_written(
     repo: Path, session: tuple[SessionApplier, Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:

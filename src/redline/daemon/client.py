@@ -7,6 +7,12 @@ queue on macOS) — with growing pauses, then raises :class:`DaemonBusy`. Once
 connected it checks, before sending anything, that the socket is served by
 this very user (peer credentials, :mod:`redline.daemon.peer`), and raises
 :class:`UntrustedDaemon` when it is not or cannot be verified.
+
+The protocol version is said with the first call: its ``hello`` carries that
+call (``then``, see :data:`redline.daemon.protocol.THEN`), so one round trip
+does both. A daemon of another protocol version runs nothing and the call
+raises :class:`OtherProtocol`; one older than ``then`` answers hello alone, and
+the call is then sent by itself, as it always was.
 """
 
 from __future__ import annotations
@@ -24,7 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from redline.daemon.peer import peer_uid
-from redline.daemon.protocol import CONNECTION_CLOSED, PROTOCOL_VERSION, RpcError, encode
+from redline.daemon.protocol import (
+    CONNECTION_CLOSED,
+    INVALID_PARAMS,
+    PROTOCOL_VERSION,
+    THEN,
+    RpcError,
+    encode,
+)
 from redline.engine.errors import RedlineError
 
 CONNECT_DEADLINE = 5.0  # seconds a client waits for a busy daemon to accept it
@@ -76,6 +89,22 @@ class UntrustedDaemon(DaemonError):
         )
 
 
+class OtherProtocol(DaemonError):
+    """The daemon speaks another protocol version: it ran nothing this client sent."""
+
+    def __init__(self, path: Path, said: str) -> None:
+        self.path = path
+        self.said = said
+        super().__init__(
+            f"the redline daemon on {path} speaks another protocol version than this "
+            f"redline ({said}), and ran nothing it was sent: run `redline daemon stop` "
+            "(the next redline command starts a daemon of this version), then retry"
+        )
+
+
+Vet = Callable[[dict[str, Any]], None]
+
+
 class Client:
     def __init__(
         self,
@@ -85,7 +114,7 @@ class Client:
         deadline: float | None = None,
         retry_refused: Callable[[], bool] | None = None,
     ) -> None:
-        """Connect to the daemon on ``path`` and say hello.
+        """Connect to the daemon on ``path`` (hello is said with the first call).
 
         ``deadline``: seconds to wait for a busy daemon (CONNECT_DEADLINE when
         None). ``retry_refused``: asked after a refused connection whether a
@@ -105,9 +134,67 @@ class Client:
             raise
         self._reader = self._sock.makefile("rb")
         self._ids = itertools.count(1)
-        self.server: dict[str, Any] = self.call("hello", {"protocol": PROTOCOL_VERSION})
+        self._server: dict[str, Any] | None = None  # hello's answer, once said
 
-    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+    @property
+    def greeted(self) -> bool:
+        """Whether hello has been said on this connection."""
+        return self._server is not None
+
+    @property
+    def server(self) -> dict[str, Any]:
+        """The daemon's answer to hello (said now when no call has said it yet)."""
+        if self._server is None:
+            self._server = self._hello(None)
+        return self._server
+
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        vet: Vet | None = None,
+        say_hello: bool = True,
+    ) -> Any:
+        """The result of ``method``; RpcError when the daemon answers with an error.
+
+        The first call of a connection travels inside its hello. ``vet`` is shown
+        hello's answer before the call is sent by itself (to a daemon older than
+        that, or after another call said hello), and raises to send nothing.
+        ``say_hello=False`` sends the call without hello (``shutdown``: every daemon
+        takes it so, and one of another protocol version must be stoppable).
+        """
+        if self._server is None and method != "hello" and say_hello:
+            then = {"method": method, "params": params if params is not None else {}}
+            self._server = greeting = self._hello(then)
+            done = greeting.pop(THEN, None)
+            if isinstance(done, dict):
+                if "error" in done:
+                    raise _error(done["error"])
+                return done.get("result")
+            # A daemon older than ``then``: it said hello, and ran nothing.
+        if vet is not None:
+            vet(self.server)
+        return self._exchange(method, params)
+
+    def _hello(self, then: dict[str, Any] | None) -> dict[str, Any]:
+        """Say hello (carrying ``then``); hello's answer. OtherProtocol when the daemon
+        speaks another protocol version."""
+        params: dict[str, Any] = {"protocol": PROTOCOL_VERSION}
+        if then is not None:
+            params[THEN] = then
+        try:
+            answer = self._exchange("hello", params)
+        except RpcError as exc:
+            if exc.code == INVALID_PARAMS and exc.message == "unsupported protocol version":
+                raise OtherProtocol(self.path, str(exc.data or exc.message)) from None
+            raise
+        if not isinstance(answer, dict):
+            raise RpcError(INVALID_PARAMS, "invalid answer", f"hello answered {answer!r}")
+        return answer
+
+    def _exchange(self, method: str, params: dict[str, Any] | None) -> Any:
+        """Send one request and read its answer."""
         request_id = next(self._ids)
         message = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
@@ -120,8 +207,7 @@ class Client:
             raise RpcError(CONNECTION_CLOSED, "the daemon closed the connection")
         answer = json.loads(line)
         if "error" in answer:
-            err = answer["error"]
-            raise RpcError(err.get("code", -32000), err.get("message", "error"), err.get("data"))
+            raise _error(answer["error"])
         return answer.get("result")
 
     def peer_closed(self) -> bool:
@@ -144,6 +230,13 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _error(err: Any) -> RpcError:
+    """The RpcError of a JSON-RPC error object."""
+    if not isinstance(err, dict):
+        return RpcError(-32000, "error", err)
+    return RpcError(err.get("code", -32000), err.get("message", "error"), err.get("data"))
 
 
 def _connect(

@@ -53,15 +53,19 @@ def _read_pid(files: DaemonFiles) -> int | None:
         return None
 
 
-def try_connect(files: DaemonFiles, timeout: float | None = 120.0) -> Client | None:
+def try_connect(
+    files: DaemonFiles, timeout: float | None = 120.0, *, hello: bool = False
+) -> Client | None:
     """A connected client, or None when no daemon answers (stale socket included).
 
     A refused connection is retried while a daemon holds the lock (it is
     starting, or its queue is full); a daemon that does not accept within the
-    client's deadline is a DaemonBusy naming its log.
+    client's deadline is a DaemonBusy naming its log. ``hello``: said now, and a
+    daemon that does not answer it within ``timeout`` is none (otherwise hello goes
+    with the client's first call, see daemon.client).
     """
     try:
-        return Client(files.socket, timeout=timeout, retry_refused=lambda: holds_lock(files))
+        client = Client(files.socket, timeout=timeout, retry_refused=lambda: holds_lock(files))
     except DaemonBusy as exc:
         raise DaemonBusy(exc.path, exc.waited, exc.reason, files.log) from None
     except (TimeoutError, FileNotFoundError, ConnectionRefusedError):
@@ -70,10 +74,20 @@ def try_connect(files: DaemonFiles, timeout: float | None = 120.0) -> Client | N
         if exc.errno in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTSOCK):
             return None
         raise
+    if hello:
+        try:
+            client.server  # noqa: B018 - says hello
+        except (TimeoutError, ConnectionError):
+            client.close()
+            return None
+        except BaseException:
+            client.close()
+            raise
+    return client
 
 
 def status(files: DaemonFiles) -> Status:
-    client = try_connect(files, timeout=5)
+    client = try_connect(files, timeout=5, hello=True)
     running = client is not None
     if client is not None:
         client.close()
@@ -146,7 +160,7 @@ def _launch(
     process = spawn(files, repo, idle_timeout, without_git_redirects(env))
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
-        client = try_connect(files, timeout=5)
+        client = try_connect(files, timeout=5, hello=True)
         if client is not None:
             client.close()
             current = status(files)
@@ -194,7 +208,9 @@ def stop(files: DaemonFiles, timeout: float = 15.0, unless_in_use: bool = False)
     pid = _read_pid(files)
     params = {"unless_in_use": True} if unless_in_use else None
     try:
-        answer = client.call("shutdown", params)
+        # Without hello: a daemon of another protocol version is stopped too (the way out
+        # its refusal names).
+        answer = client.call("shutdown", params, say_hello=False)
     except (RpcError, OSError):
         answer = None
     finally:

@@ -1,5 +1,8 @@
 """The wire protocol: JSON-RPC 2.0, one UTF-8 JSON object per line.
 
+A connection starts with ``hello`` (the protocol version), which may carry the
+connection's first request (:data:`THEN`).
+
 A message is the bytes of one line, its newline excluded: at most
 :data:`MAX_MESSAGE` of them (a line of ``MAX_MESSAGE`` bytes and its newline is
 read, one byte more is refused), and JSON arrays and objects nested at most
@@ -15,6 +18,14 @@ from typing import Any
 from redline.engine.errors import RedlineError
 
 PROTOCOL_VERSION = 1
+# A ``hello`` may carry the connection's first request, ``"then": {"method", "params"}``:
+# the daemon checks the protocol version, then runs it and answers hello's result with
+# ``"then": {"result": ...}`` (or ``{"error": {code, message, data}}``) — one round trip
+# where hello and the request took two. A client of another protocol version gets
+# hello's error, and its request is not run. A daemon older than ``then`` ignores it
+# (hello's answer has no ``then``, and nothing ran): the client sends the request
+# itself, as before. Every daemon that runs ``then`` judges permissions (below).
+THEN = "then"
 # What ``hello`` answers under "permissions": this daemon judges every ``apply`` by the
 # [permission] rules (daemon.settings). A client relying on it refuses a daemon that does not
 # say so (one older than the check).
@@ -107,7 +118,28 @@ def response(request_id: Any, result: Any) -> dict[str, Any]:
 
 
 def error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": error_body(code, message, data)}
+
+
+def error_body(code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """A JSON-RPC error object: the ``error`` member of an answer."""
     body: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         body["data"] = data
-    return {"jsonrpc": "2.0", "id": request_id, "error": body}
+    return body
+
+
+def then_of(params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The method and parameters of the request a ``hello`` carries (:data:`THEN`);
+    RpcError (invalid params) when ``then`` is not such a request."""
+    then = params.get(THEN)
+    method = then.get("method") if isinstance(then, dict) else None
+    inner = then.get("params", {}) if isinstance(then, dict) else None
+    if not isinstance(method, str) or method == "hello" or not isinstance(inner, dict):
+        raise RpcError(
+            INVALID_PARAMS,
+            "invalid params",
+            f'{THEN!r} must be an object {{"method": <a method other than hello>, '
+            '"params": {...}}: the request to run once the protocol version is checked',
+        )
+    return method, inner

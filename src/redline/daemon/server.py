@@ -8,6 +8,10 @@ too deep or not a request with its JSON-RPC error, and a last line the client
 sent without a newline before closing its side as if it had one. A failure
 inside the server is answered as an internal error; the connection goes on.
 
+A ``hello`` may carry the connection's first request (``then``, see
+:data:`protocol.THEN`): it is checked as hello is, then run where its method
+runs, and answered inside hello's answer.
+
 Where each method runs (:data:`_PLACES`): ``hello`` and ``session.status`` on
 the event loop, at once; ``apply`` and ``session.open`` on a planning thread,
 whose steps that read or write the repository go to the one git worker
@@ -297,37 +301,53 @@ class Server:
             )
         method = message["method"]
         params = message.get("params", {})
-        notification = "id" not in message
+        try:
+            if method == "hello" and protocol.THEN in params:
+                result = await self._hello_then(params)
+            else:
+                result = await self._run(method, params)
+        except Exception as exc:  # every failure is answered; the daemon stays up
+            err: RpcError = error_for(exc)
+            if "id" not in message:
+                return None  # JSON-RPC 2.0: a notification is never answered, errors included
+            return protocol.error(request_id, err.code, err.message, err.data)
+        return None if "id" not in message else protocol.response(request_id, result)
+
+    async def _run(self, method: str, params: dict[str, Any]) -> Any:
+        """The result of one call (RpcError and the method's own exceptions raised)."""
         if method == "shutdown":
             if params.get("unless_in_use") and self._connections > 1:
                 # Asked by a command that started this daemon for one request that
                 # failed: another client uses it now, so it stays.
-                return None if notification else protocol.response(request_id, {"stopping": False})
+                return {"stopping": False}
             self.stop()
-            return None if notification else protocol.response(request_id, {"stopping": True})
+            return {"stopping": True}
         handler = self._methods.get(method)
         if handler is None:
-            if notification:
-                return None  # JSON-RPC 2.0: a notification is never answered, errors included
             known = ", ".join(sorted([*self._methods, "shutdown"]))
-            return protocol.error(
-                request_id,
-                protocol.METHOD_NOT_FOUND,
-                "method not found",
-                f"{method!r}; known: {known}",
+            raise RpcError(
+                protocol.METHOD_NOT_FOUND, "method not found", f"{method!r}; known: {known}"
             )
-        try:
-            result = await self._dispatch(method, handler, params)
-        except Exception as exc:  # every failure is answered; the daemon stays up
-            err: RpcError = error_for(exc)
-            return (
-                None
-                if notification
-                else protocol.error(request_id, err.code, err.message, err.data)
-            )
+        result = await self._dispatch(method, handler, params)
         if method in ("apply", "approve"):
             self._upkeep_when_quiet()
-        return None if notification else protocol.response(request_id, result)
+        return result
+
+    async def _hello_then(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``hello`` carrying the connection's first request (see protocol.THEN): hello's
+        answer with ``then``, that request's ``{"result": ...}`` or ``{"error": ...}``.
+
+        The protocol version is checked first: a client of another one gets hello's
+        error, and its request is not run.
+        """
+        greeting = self.service.hello(params)
+        method, inner = protocol.then_of(params)
+        try:
+            then: dict[str, Any] = {"result": await self._run(method, inner)}
+        except Exception as exc:  # answered inside hello's answer, as it would be alone
+            err = error_for(exc)
+            then = {"error": protocol.error_body(err.code, err.message, err.data)}
+        return {**greeting, "then": then}
 
     def _upkeep_when_quiet(self) -> None:
         """Do the idle-time upkeep once requests pause (see ``Service.when_quiet``).

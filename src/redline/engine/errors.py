@@ -42,6 +42,7 @@
     │   ├── DaemonBusy            it did not accept a connection within the deadline
     │   ├── UntrustedDaemon       its socket is served by another user, or by an
     │   │                         unverifiable one
+    │   ├── OtherProtocol         it speaks another protocol version and ran nothing
     │   └── UnsafeDirectory       a folder for its files is not the user's private folder
     │                             (daemon.paths)
     ├── RpcError                  the daemon answered a call with an error (daemon.protocol)

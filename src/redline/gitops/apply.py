@@ -131,13 +131,13 @@ class SessionApplier:
             if prepared.refused is not None:
                 return prepared.refused
             snapshot = SnapshotOnWorker(
-                TreeSnapshot(self.repo, prepared.tree, self.root), on_worker
+                TreeSnapshot(self.repo, prepared.tree, self.root), on_worker, prepared.known
             )
             result, groups = self._plan(request, snapshot, prepared.request_id, model)
             result.session = self.session.name
             result.dry_run = dry_run
-            if dry_run:
-                return result
+            if dry_run or not (groups or prepared.chain):
+                return result  # nothing to commit: no trip to the git thread
             return on_worker(lambda: self.tx.land(prepared, snapshot, result, groups, request))
 
     def read(self, request: ReadRequest) -> Result:

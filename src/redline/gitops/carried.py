@@ -70,6 +70,11 @@ class FlaggedEdits:
                 self._learn(commit.id, note)
         self._tip = tip
 
+    def any(self) -> bool:
+        """Whether the branch holds a flagged edit at all (as of the last sync or commit):
+        when not, no change carries anything."""
+        return bool(self._by_path)
+
     def learned(self, commits: list[tuple[pygit2.Oid, Mapping[str, Any]]]) -> None:
         """The session committed these (oldest first), each with its note."""
         for oid, note in commits:

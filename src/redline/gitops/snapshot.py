@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pygit2
 
+from redline.engine.errors import RequestError
 from redline.engine.paths import NAME_MAX, PATH_MAX, is_git_name, names_git
 from redline.fsops.confine import relative_to_root
 from redline.gitops.trees import TREE, Entry, entry_at, is_tree, lookup
@@ -92,6 +93,29 @@ class TreeSnapshot:
     def mode(self, path: str) -> int | None:
         entry = lookup(self.repo, self.tree, path)
         return entry.mode if entry is not None else None
+
+    def known(self, paths: Iterable[str]) -> dict[str, Known]:
+        """What :meth:`read`, :meth:`mode` and :meth:`is_dir` answer for each of ``paths``,
+        read now (a path they refuse, or cannot check, is left out: asked again, it is
+        refused then, as it would have been)."""
+        out: dict[str, Known] = {}
+        for path in paths:
+            try:
+                data = self.read(path)  # the path checked, as is_dir would check it
+            except (RequestError, OSError):
+                continue
+            folder = data is None and is_tree(self.tree, path)
+            out[path] = Known(data, self.mode(path), folder)
+        return out
+
+
+@dataclass(frozen=True)
+class Known:
+    """A path of a snapshot, read ahead: its bytes, mode and whether it is a folder."""
+
+    data: bytes | None
+    mode: int | None
+    folder: bool
 
 
 def changed_paths(

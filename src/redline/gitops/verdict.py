@@ -161,7 +161,10 @@ class Judge:
     ) -> Flags:
         """The flags changes carry over from earlier flagged edits whose lines they rewrite,
         move or copy (gitops.carried; ``whole``: files written whole, by ``write``). A
-        deleted file takes its lines along, so it carries nothing."""
+        deleted file takes its lines along, so it carries nothing. Without any flagged edit
+        in the session there is nothing to carry: no trip to the git thread then."""
+        if not self.flagged.any():
+            return []
         found = []
         for change in changes:
             carried = partial(

@@ -70,6 +70,17 @@ def not_sent(why: object) -> str:
     return f"{why}; nothing was sent to the daemon, so nothing was applied"
 
 
+class _OlderDaemon(Exception):
+    """The daemon does not judge the [permission] rules: it is sent nothing."""
+
+
+def _judges_permissions(server: dict[str, Any]) -> None:
+    from redline.daemon import protocol
+
+    if server.get("permissions") != protocol.PERMISSIONS_ENFORCED:
+        raise _OlderDaemon
+
+
 def send(client: Client, session: str, request: Any, **params: Any) -> Sent:
     """Send ``request`` to ``session`` (``params``: ``dry_run``, ``asked``, ``full``); its
     result. The daemon answers with every field unless ``full=False`` is passed: then
@@ -80,15 +91,22 @@ def send(client: Client, session: str, request: Any, **params: Any) -> Sent:
     daemon that answers with something that is not a result (a bug: ValueError).
     """
     from redline.daemon import protocol
+    from redline.daemon.client import DaemonError
     from redline.daemon.protocol import RpcError
 
-    if client.server.get("permissions") != protocol.PERMISSIONS_ENFORCED:
-        return Sent(failure("failed", request, not_sent(OLD_DAEMON), session))
     try:
         # Every field: the front end decides what its caller is shown (engine.result.shown).
+        # The first call of a connection goes with its hello: a daemon that runs it
+        # that way judges permissions; an older one is vetted before it is sent anything.
         answer = client.call(
-            "apply", {"session": session, "request": request, "full": True, **params}
+            "apply",
+            {"session": session, "request": request, "full": True, **params},
+            vet=_judges_permissions,
         )
+    except _OlderDaemon:
+        return Sent(failure("failed", request, not_sent(OLD_DAEMON), session))
+    except DaemonError as exc:  # another protocol version: it ran nothing
+        return Sent(failure("failed", request, str(exc), session))
     except RpcError as exc:
         if exc.code == protocol.CONNECTION_CLOSED:
             error = f"the daemon closed the connection before answering; {unsure(session)}"

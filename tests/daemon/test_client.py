@@ -114,8 +114,10 @@ def test_a_daemon_that_accepts_nothing_is_a_clear_message_after_the_deadline(
     gm: GitMode, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The command runs in this process: its deadline is lowered from the 5 s users
-    # get, so the test waits a tenth of that; the message names the deadline waited.
+    # get, so the test waits a tenth of that; the message names the deadline waited,
+    # which users read as "within 5 s".
     assert client_module.CONNECT_DEADLINE == 5.0
+    assert "within 5 s (" in str(DaemonBusy(Path("s"), client_module.CONNECT_DEADLINE, "r"))
     monkeypatch.setattr(client_module, "CONNECT_DEADLINE", 0.5)
     gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
     pid = gm.cli.pid()

@@ -143,7 +143,7 @@ def test_an_open_that_does_not_wait_answers_at_once_and_its_first_request_waits(
     gm.cli.ok("daemon", "start", "--repo", str(gm.repo))
     with Client(gm.socket()) as conn:
         took, opened = timed(conn, "session.open", {"name": "s", "wait": False})
-        assert took < AT_ONCE and opened["ready"] is False
+        assert took < 1.5 * AT_ONCE and opened["ready"] is False  # an open does more than hello
         worktree = Path(opened["worktree"])
         base = rev(gm.repo, "redline/s")
         # Written by another tool while git checks the worktree out.

@@ -30,7 +30,7 @@ from gitmode_fixtures import (
 )
 from redline.daemon.client import Client
 from redline.daemon.protocol import RpcError
-from redline.gitops import journal
+from redline.gitops import journal, refs
 from support.requests import edit
 
 # The daemon that dies is a real process: one started with REDLINE_FAULT kills itself
@@ -254,8 +254,11 @@ def test_locks_and_temporary_files_of_a_killed_step_do_not_block_recovery(gm: Gi
 
 @pytest.mark.parametrize("ref", ["refs/notes/redline", "refs/heads/redline/s"])
 def test_a_lock_git_may_hold_is_never_removed_and_is_named_in_gits_words(
-    gm: GitMode, ref: str
+    gm: GitMode, ref: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The lock is held for good: waiting LOCK_WAIT (1 s) for it to go proves nothing
+    # here (tests/gitops/test_refs.py proves the wait).
+    monkeypatch.setattr(refs, "LOCK_WAIT", 0.05)
     base = rev(gm.repo, "HEAD")
     wt = _killed_after_journal(gm)
     lock = gm.repo / ".git" / f"{ref}.lock"

@@ -14,14 +14,18 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from gitmode_fixtures import GitMode
 from redline.daemon import lifecycle
 from redline.daemon.lifecycle import DaemonError, daemon_lock, holds_lock
 from redline.daemon.paths import DaemonFiles
+from redline.daemon.service import Service
+from support import daemon
 
 
 @pytest.fixture
@@ -142,3 +146,46 @@ def test_a_second_daemon_is_refused_at_once(files: DaemonFiles) -> None:
     assert f"a redline daemon is already running for {files.common} (pid {pid})" in message
     assert "`redline daemon stop` first" in message
     assert pid == str(first.native_id)
+
+
+def test_a_start_that_lost_the_race_waits_for_the_daemon_that_won(
+    gm: GitMode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commands started at once each start a daemon; all but one exit at once ("already
+    running"). Each of those commands waits for the one that won, which holds the lock
+    from its first moment but may take a while to answer — it is not an error."""
+    files = lifecycle.files_for(gm.repo, gm.runtime)
+    service_init = Service.__init__
+
+    def slow_to_answer(self: Service, *args: Any, **kwargs: Any) -> None:
+        time.sleep(0.5)  # the winner holds the lock, and does not listen yet
+        service_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Service, "__init__", slow_to_answer)
+    winners: list[lifecycle.Process] = []
+
+    class Lost:
+        """The daemon this command started, gone at once: another holds the lock."""
+
+        pid = dead_pid()
+        returncode = 1
+
+        def poll(self) -> int:
+            return self.returncode
+
+    def spawn_and_lose(
+        files: DaemonFiles, repo: Path, idle_timeout: float, env: Mapping[str, str]
+    ) -> lifecycle.Process:
+        winners.append(daemon.spawn(files, repo, idle_timeout, env))  # another command's
+        deadline = time.monotonic() + 30
+        while not holds_lock(files):  # what made this command's daemon exit at once
+            assert time.monotonic() < deadline, "the winner never took the lock"
+            time.sleep(0.005)
+        return Lost()
+
+    monkeypatch.setattr(lifecycle, "spawn", spawn_and_lose)
+    client, started = lifecycle.connect_or_start(files, gm.repo, 30.0, gm.env)
+    with client:
+        assert client.call("hello", {"protocol": 1})["protocol"] == 1
+    assert started is False
+    assert [w.pid for w in winners] == [lifecycle.status(files).pid]

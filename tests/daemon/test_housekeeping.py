@@ -31,7 +31,6 @@ from gitmode_fixtures import (
 from redline.daemon import service as service_module
 from redline.daemon.client import Client
 from redline.daemon.housekeeping import Housekeeping, warm_imports
-from redline.daemon.server import QUIET_DELAY
 from redline.daemon.service import Service
 from redline.gitops.gitenv import without_git_redirects
 from redline.gitops.packs import StagedObjects
@@ -59,8 +58,19 @@ def start_with_git(gm: GitMode, bin_dir: Path) -> None:
 
 
 def test_a_failing_repack_is_a_log_line_and_requests_still_apply(
-    gm: GitMode, tmp_path: Path
+    gm: GitMode, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    upkeeps: list[float] = []  # when each idle-time upkeep done by the daemon (a thread) began
+    when_quiet = Service.when_quiet
+
+    def counted(self: Service) -> None:
+        began = time.monotonic()
+        try:
+            when_quiet(self)
+        finally:
+            upkeeps.append(began)
+
+    monkeypatch.setattr(Service, "when_quiet", counted)
     bin_dir = git_wrapper(tmp_path / "bin", pack_objects="echo 'fatal: disk full' >&2; exit 128")
     start_with_git(gm, bin_dir)
     gm.cli.open_session("s")
@@ -69,9 +79,11 @@ def test_a_failing_repack_is_a_log_line_and_requests_still_apply(
         code, answer = gm.cli.apply("s", edit("b.py", f"VALUE = {value}", f"VALUE = {value + 1}"))
         assert code == 0 and answer["status"] == "applied"
     wait_for(lambda: "could not roll up" in daemon_log(gm), "the roll-up after the pause")
+    sent = time.monotonic()  # the upkeep that logged began earlier
     code, third = gm.cli.apply("s", edit("b.py", "VALUE = 3", "VALUE = 4"))
     assert code == 0 and third["status"] == "applied"
-    time.sleep(QUIET_DELAY + 1.0)  # a second pause: the same problem is not logged again
+    # a second pause (its upkeep done): the same problem is not logged again
+    wait_for(lambda: any(began > sent for began in upkeeps), "the upkeep of the second pause")
 
     log = daemon_log(gm)
     line = (

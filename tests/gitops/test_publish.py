@@ -23,7 +23,7 @@ import pytest
 from gitmode_fixtures import assert_fsck_clean, commit_records, git, porcelain, rev
 from redline.engine.policy import Policy, Rule, default_rules
 from redline.engine.result import Result
-from redline.gitops import journal
+from redline.gitops import journal, refs
 from redline.gitops.apply import SessionApplier
 from redline.gitops.publish import FAULT_POINTS
 from redline.gitops.repo import main_repository
@@ -166,7 +166,11 @@ def test_an_approval_recorded_mid_request_is_not_lost(repo: Path) -> None:
     assert_consistent(repo, applier.session, base)
 
 
-def test_a_notes_lock_held_by_another_process_takes_the_edit_back(repo: Path) -> None:
+def test_a_notes_lock_held_by_another_process_takes_the_edit_back(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Held for good: the wait for it (tests/gitops/test_refs.py) is not what is proved.
+    monkeypatch.setattr(refs, "LOCK_WAIT", 0.05)
     lock = repo / ".git" / "refs" / "notes" / "redline.lock"
 
     def git_holds_the_notes_lock() -> None:

@@ -1,10 +1,13 @@
 """The guard through the real pre-commit framework (``.pre-commit-hooks.yaml``).
 
 A ``.pre-commit-config.yaml`` entry for this project at its committed HEAD, as a
-user writes it, makes ``pre-commit run`` clone the project, build a virtualenv
-and pip-install redline from it, then run the hook in a user repository. The
-run's one pre-commit store (``pre_commit_cache``) keeps that environment, so it
-is built once for every test here. ``pre-commit try-repo`` always uses a
+user writes it, makes pre-commit clone the project, build a virtualenv and
+pip-install redline from it with all its dependencies, then run the hook in a
+user repository. That build is the slow part (tens of seconds: pip installs
+some 350 MB); ``hook_environment`` does it once, with ``pre-commit
+install-hooks`` into the run's one pre-commit store (``pre_commit_cache``), so
+``--durations`` shows it as the setup of the first test that uses it, and each
+``pre-commit run`` of the tests finds the environment built. ``pre-commit try-repo`` always uses a
 temporary store of its own, where a ``language: python`` hook would be built
 again from scratch; its test proves what try-repo adds — the hook repository's
 uncommitted changes are what runs — so the uncommitted manifest there also makes
@@ -30,6 +33,7 @@ from guard_fixtures import (
 )
 
 from gitmode_fixtures import git
+from support.env import assert_untouched, hermetic
 
 # Real pre-commit, building a real virtualenv with redline pip-installed into it.
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
@@ -65,16 +69,56 @@ def caches(pre_commit_cache: dict[str, str]) -> dict[str, str]:
     return pre_commit_cache
 
 
+def configuration(folder: Path, hook_repo: Path) -> Path:
+    """The guard configured as a user configures it, in ``folder``: this project at its
+    HEAD commit."""
+    rev = git(hook_repo, "rev-parse", "HEAD").strip()
+    config = folder / f"pre-commit-config-{rev[:12]}.yaml"
+    config.write_text(
+        f"repos:\n-   repo: {hook_repo}\n    rev: {rev}\n    hooks:\n    -   id: {HOOK_ID}\n"
+    )
+    return config
+
+
+@pytest.fixture(scope="module")
+def hook_environment(
+    project: Path, pre_commit_cache: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The hook's environment, built as pre-commit builds it on a configuration's first
+    use (the project cloned at HEAD, a virtualenv, redline and every dependency
+    pip-installed), once for this module, as hermetically as a test runs."""
+    folder = tmp_path_factory.mktemp("hook-environment")
+    with pytest.MonkeyPatch.context() as patch:
+        home = hermetic(tmp_path_factory, patch)
+        git(folder, "init", "-q", "repo")
+        proc = subprocess.run(
+            [*pre_commit(), "install-hooks", "--config", str(configuration(folder, project))],
+            cwd=folder / "repo",
+            env={**os.environ, **pre_commit_cache},
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        assert_untouched(home)
+    assert proc.returncode == 0, output(proc)
+    [python] = Path(pre_commit_cache["PRE_COMMIT_HOME"]).glob("repo*/py_env-*/bin/python")
+    # redline and what it imports, installed from the project's own metadata
+    imported = subprocess.run(
+        [str(python), "-c", "import redline.cli, pygit2, pydantic, mcp, tree_sitter"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert imported.returncode == 0, imported.stderr
+    return python
+
+
 def configured(
     repo: Path, hook_repo: Path, caches: dict[str, str], *extra: str
 ) -> subprocess.CompletedProcess[str]:
     """``pre-commit run`` of the guard, configured as a user configures it: this project
     at a commit (the configuration lies outside the repository, as try-repo's does)."""
-    rev = git(hook_repo, "rev-parse", "HEAD").strip()
-    config = repo.parent / f"pre-commit-config-{rev[:12]}.yaml"
-    config.write_text(
-        f"repos:\n-   repo: {hook_repo}\n    rev: {rev}\n    hooks:\n    -   id: {HOOK_ID}\n"
-    )
+    config = configuration(repo.parent, hook_repo)
     env = {**os.environ, **caches}
     return subprocess.run(
         [*pre_commit(), "run", "--config", str(config), "--verbose", *extra],
@@ -121,19 +165,21 @@ def assert_passed(proc: subprocess.CompletedProcess[str]) -> None:
 
 
 def test_a_configured_hook_refuses_a_staged_flagged_edit_until_approved(
-    tmp_path: Path, project: Path, caches: dict[str, str]
+    tmp_path: Path, project: Path, caches: dict[str, str], hook_environment: Path
 ) -> None:
     repo = user_repo(tmp_path / "repo")
     f = flagged_edit(repo)
     git(repo, "merge", "--squash", f.branch)
 
-    assert_refused(configured(repo, project, caches), f)
+    refused = configured(repo, project, caches)
+    assert_refused(refused, f)
+    assert "Installing environment" not in output(refused)  # the one built for the run
     redline(repo, "approve", f.edit, check=True)
     assert_passed(configured(repo, project, caches))
 
 
 def test_a_configured_hook_at_the_pre_push_stage_checks_the_pushed_range(
-    tmp_path: Path, project: Path, caches: dict[str, str]
+    tmp_path: Path, project: Path, caches: dict[str, str], hook_environment: Path
 ) -> None:
     repo = user_repo(tmp_path / "repo")
     f = flagged_edit(repo)

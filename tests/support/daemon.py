@@ -14,6 +14,12 @@ A real process is started instead when the test asks for one
 kill itself at a fault point (``REDLINE_FAULT``): a process is what such a test
 proves. Every daemon a test starts on a thread is stopped after that test
 (:func:`stop_started_since`).
+
+A daemon on a thread keeps ``THREAD_SPARES`` spare files (``gitops.spares``), not
+the thousand a daemon process keeps: the pool's size changes no answer (a pool run
+dry creates files as usual, and ``tests/gitops/test_spares.py`` proves the pool
+at every size it is built with), while a thousand files made for every daemon
+were most of the files a run of the suite wrote, and removed later.
 """
 
 from __future__ import annotations
@@ -32,8 +38,11 @@ from typing import Any
 
 from redline.daemon import lifecycle
 from redline.daemon.paths import DaemonFiles
+from redline.gitops import spares
 
 STOP_TIMEOUT = 30.0
+PROCESS_SPARES = spares.KEEP  # spare files a daemon keeps, as users run it
+THREAD_SPARES = 64  # spare files a daemon on a thread keeps
 
 
 class ThreadDaemon:
@@ -124,12 +133,12 @@ def reaped(process: lifecycle.Process) -> lifecycle.Process:
 @contextlib.contextmanager
 def in_process() -> Iterator[None]:
     """Daemons the CLI starts in this process run on threads while the block runs."""
-    saved = lifecycle.spawn
-    lifecycle.spawn = spawn
+    saved = lifecycle.spawn, spares.KEEP
+    lifecycle.spawn, spares.KEEP = spawn, THREAD_SPARES
     try:
         yield
     finally:
-        lifecycle.spawn = saved
+        lifecycle.spawn, spares.KEEP = saved
 
 
 @contextlib.contextmanager

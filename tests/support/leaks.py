@@ -63,9 +63,9 @@ def is_redline_server(argv: list[bytes]) -> bool:
     return False
 
 
-def leftovers(mark: str, grace: float = GRACE) -> list[Leftover]:
-    """The marked servers still alive once ``grace`` seconds have passed."""
-    deadline = time.monotonic() + grace
+def leftovers(mark: str, grace: float | None = None) -> list[Leftover]:
+    """The marked servers still alive once ``grace`` seconds (GRACE) have passed."""
+    deadline = time.monotonic() + (GRACE if grace is None else grace)
     while True:
         found = marked_processes(mark)
         if not found or time.monotonic() >= deadline:

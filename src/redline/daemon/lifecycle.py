@@ -166,10 +166,11 @@ def _launch(
             current = status(files)
             return current, current.pid == process.pid
         if process.poll() is not None and not status(files).running:
-            # Another start may have won the race; that daemon answers soon.
-            time.sleep(0.05)
-            if status(files).running:
-                return status(files), False
+            # Another start may have won the race: that daemon holds the lock from its
+            # first moment and answers once it listens (START_TIMEOUT at most).
+            if _lock_held(files):
+                time.sleep(0.02)
+                continue
             raise DaemonError(
                 f"the daemon exited at start (code {process.returncode}); see {files.log}:\n"
                 + _tail(files.log)
@@ -238,6 +239,14 @@ def _alive(pid: int) -> bool:
             return handle.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return True
+
+
+def _lock_held(files: DaemonFiles) -> bool:
+    """holds_lock, False when the lock cannot be asked (the daemon could not take it)."""
+    try:
+        return holds_lock(files)
+    except OSError:
+        return False
 
 
 def holds_lock(files: DaemonFiles) -> bool:

@@ -38,12 +38,12 @@ def update(
     message: str,
     *,
     writer: Writer = PLAIN,
-    wait: float = LOCK_WAIT,
+    wait: float | None = None,
 ) -> None:
     """Move ``name`` from ``old`` (None: it must not exist) to ``new``.
 
     RefMoved when it holds something else; LockHeld (git's wording) when another
-    process holds its lock for longer than ``wait`` seconds.
+    process holds its lock for longer than ``wait`` seconds (LOCK_WAIT when None).
     """
     writer.flush()
     if new not in repo:
@@ -60,7 +60,7 @@ def update(
         with locked(
             path,
             content=f"{new}\n".encode(),
-            wait=wait,
+            wait=LOCK_WAIT if wait is None else wait,
             open_new=writer.open_new,
             durable=writer.durability.refs,
         ):

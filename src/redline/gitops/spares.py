@@ -55,10 +55,11 @@ class SparePool:
     """
 
     def __init__(
-        self, folder: Path, keep: int = KEEP, pause: float = PAUSE, retry: float = RETRY
+        self, folder: Path, keep: int | None = None, pause: float = PAUSE, retry: float = RETRY
     ) -> None:
+        """``keep``: KEEP when None (read now, not when the module was loaded)."""
         self.folder = folder
-        self.keep = keep
+        self.keep = KEEP if keep is None else keep
         self.pause = pause
         self.retry = retry
         self._bins = (folder / "a", folder / "b")

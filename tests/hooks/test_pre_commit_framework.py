@@ -85,8 +85,17 @@ def hook_environment(
     project: Path, pre_commit_cache: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
     """The hook's environment, built as pre-commit builds it on a configuration's first
-    use (the project cloned at HEAD, a virtualenv, redline and every dependency
-    pip-installed), once for this module, as hermetically as a test runs."""
+    use (the project cloned at HEAD, a virtualenv, redline built from that clone and
+    pip-installed), once for this module, as hermetically as a test runs.
+
+    The virtualenv sees the site-packages of the interpreter running the tests
+    (``VIRTUALENV_SYSTEM_SITE_PACKAGES``), where the README's install command put
+    redline's dependencies from the same metadata: pip finds them satisfied instead of
+    unpacking ~350 MB again (15 s of its CPU, most of the build). Redline itself is
+    still built and installed into the environment from the configured commit, and
+    the hook must import it from there, not from this checkout. Where that
+    interpreter lacks a dependency, pip installs it into the environment as before.
+    """
     folder = tmp_path_factory.mktemp("hook-environment")
     with pytest.MonkeyPatch.context() as patch:
         home = hermetic(tmp_path_factory, patch)
@@ -94,7 +103,7 @@ def hook_environment(
         proc = subprocess.run(
             [*pre_commit(), "install-hooks", "--config", str(configuration(folder, project))],
             cwd=folder / "repo",
-            env={**os.environ, **pre_commit_cache},
+            env={**os.environ, **pre_commit_cache, "VIRTUALENV_SYSTEM_SITE_PACKAGES": "1"},
             capture_output=True,
             text=True,
             timeout=TIMEOUT,
@@ -102,14 +111,23 @@ def hook_environment(
         assert_untouched(home)
     assert proc.returncode == 0, output(proc)
     [python] = Path(pre_commit_cache["PRE_COMMIT_HOME"]).glob("repo*/py_env-*/bin/python")
-    # redline and what it imports, installed from the project's own metadata
+    # redline, built from the configured commit into the environment, and what it imports
+    # (the MCP SDK is found, not imported: its import alone takes a second and more)
     imported = subprocess.run(
-        [str(python), "-c", "import redline.cli, pygit2, pydantic, mcp, tree_sitter"],
+        [
+            str(python),
+            "-c",
+            "import importlib.util, redline.cli.guard_hook, pygit2, pydantic, tree_sitter;"
+            "assert importlib.util.find_spec('mcp') is not None, 'no mcp';"
+            "print(redline.__file__)",
+        ],
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert imported.returncode == 0, imported.stderr
+    assert Path(imported.stdout.strip()).is_relative_to(python.parents[1]), imported.stdout
     return python
 
 

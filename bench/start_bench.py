@@ -16,8 +16,10 @@ with that code first on ``PYTHONPATH`` and measures the wall time of:
 3. **guard in a hook**: ``redline guard --stage pre-commit`` in a repository of
    ``--guard-files`` files (default ``--files``) with a one-file change staged.
 
-References: ``python -c pass``, ``python -c 'import pygit2'`` (what the guard's start
-cannot go below). Prints the p50 of each per code, the ratios, and
+References: ``python -c pass``, ``python -c 'import json, socket'`` (what any Python
+client that sends a request over a socket and prints its JSON answer starts with:
+``apply --session`` cannot go below it plus the daemon's commit), ``python -c 'import
+pygit2'`` (what the guard's start cannot go below). Prints the p50 of each per code, the ratios, and
 the ratio of each redline call to its git reference. Builds its repositories
 (no network) in a temporary folder it removes.
 """
@@ -45,7 +47,14 @@ HERE = Path(__file__).resolve().parent.parent / "src"
 EDITED = "d000/m001.py"
 
 
-REFERENCES = ("python -c pass", "import pygit2", "git apply", "git add+commit")
+REFERENCES = (
+    "python -c pass",
+    "import json, socket",
+    "import pygit2",
+    "git apply",
+    "git add+commit",
+)
+_CLIENT = "import json, socket"
 _PYGIT2 = "import pygit2"
 CPU: list[float] = []  # CPU ms (user + system) of each timed process, in order
 
@@ -200,6 +209,10 @@ def run(base: Path, args: argparse.Namespace) -> None:
     cpu: dict[str, dict[str, list[float]]] = {c.label: {k: [] for k in kinds} for c in codes}
     refs: dict[str, list[float]] = {name: [] for name in REFERENCES}
     refs_cpu: dict[str, list[float]] = {name: [] for name in REFERENCES}
+
+    def python(code: str) -> float:
+        return timed([sys.executable, "-c", code], {}, base)
+
     try:
         for _ in range(args.rounds):
             for code in codes:
@@ -209,8 +222,9 @@ def run(base: Path, args: argparse.Namespace) -> None:
                         cpu[code.label][kind].append(CPU[-1])
             for _ in range(args.runs):
                 for name, measure in (
-                    ("python -c pass", lambda: timed([sys.executable, "-c", "pass"], {}, base)),
-                    ("import pygit2", lambda: timed([sys.executable, "-c", _PYGIT2], {}, base)),
+                    ("python -c pass", lambda: python("pass")),
+                    ("import json, socket", lambda: python(_CLIENT)),
+                    ("import pygit2", lambda: python(_PYGIT2)),
                     ("git apply", git.apply),
                 ):
                     refs[name].append(measure())

@@ -2,13 +2,13 @@
 
 A ``.pre-commit-config.yaml`` entry for this project at its committed HEAD, as a
 user writes it, makes pre-commit clone the project, build a virtualenv and
-pip-install redline from it with all its dependencies, then run the hook in a
-user repository. That build is the slow part (tens of seconds: pip installs
-some 350 MB); ``hook_environment`` does it once, with ``pre-commit
+pip-install redline from it, then run the hook in a user repository. That build
+is the slow part (seconds; tens of them where pip must install the dependencies
+too, some 350 MB); ``hook_environment`` does it once, with ``pre-commit
 install-hooks`` into the run's one pre-commit store (``pre_commit_cache``), so
 ``--durations`` shows it as the setup of the first test that uses it, and each
-``pre-commit run`` of the tests finds the environment built. ``pre-commit try-repo`` always uses a
-temporary store of its own, where a ``language: python`` hook would be built
+``pre-commit run`` of the tests finds the environment built. ``pre-commit
+try-repo`` always uses a temporary store of its own, where a ``language: python`` hook would be built
 again from scratch; its test proves what try-repo adds — the hook repository's
 uncommitted changes are what runs — so the uncommitted manifest there also makes
 the hook ``language: system``, whose ``entry: redline guard`` runs this tree's

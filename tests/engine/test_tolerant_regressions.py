@@ -466,3 +466,25 @@ def test_a_comma_the_agent_dropped_before_words_it_rewrites_is_not_carried_over(
     )
     assert outcome.result.status == "no_match"
     assert "the edit changes a line that differs in the file" in (outcome.result.error or "")
+
+
+def test_trailing_whitespace_the_quote_left_out_is_not_moved_by_a_join_or_split() -> None:
+    # Found by the perturbation property with fresh seeds (a Makefile of the standard
+    # library): the agent quotes a line without the file's trailing space and joins the
+    # next line onto it. The space ended the quoted line; carrying it to the end of the
+    # joined one wrote "...STATE=yes \n", neither the exact request's text nor a refusal.
+    text = "X = 1\nLDFLAGS=-ltk8.6 -ltcl8.6 \nSTATE=yes\nY = 2\n"
+    joined = refused(
+        text, "LDFLAGS=-ltk8.6 -ltcl8.6\nSTATE=yes\n", "LDFLAGS=-ltk8.6 -ltcl8.6 STATE=yes\n"
+    )
+    assert "joins or splits the line" in (joined.result.error or "")
+    # Split: the space would have landed after the comma ("f(b, \n").
+    split = refused("X = 1\nA = f(b, c) \nY = 2\n", "A = f(b, c)\n", "A = f(b,\n      c)\n")
+    assert "where that whitespace goes is a guess" in (split.result.error or "")
+    # A line rewritten in place, or one the reshaping leaves ending as it did, keeps
+    # the file's trailing whitespace as before.
+    assert applied("A = 1 \nB = 2\n", "A = 1\nB = 2\n", "A = 10\nB = 2\n") == "A = 10 \nB = 2\n"
+    assert (
+        applied("A = f(b) \nB = 2\n", "A = f(b)\nB = 2\n", "A = f(b)\nC = 3\nB = 2\n")
+        == "A = f(b) \nC = 3\nB = 2\n"
+    )

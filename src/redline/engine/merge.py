@@ -384,6 +384,16 @@ class _Merge:
                     # whether the agent meant to drop it is a guess.
                     raise MergeConflict(line, b.text, o.text)
         if t.trail == b.trail:
+            if reshaped and o.trail != b.trail and _last_token(t.body) != _last_token(b.body):
+                # Lines joined or split: the whitespace ended the quoted line in the
+                # file, and the edit's line ends elsewhere.
+                raise MergeConflict(
+                    line,
+                    b.text,
+                    o.text,
+                    "the file ends this line with whitespace old_string leaves out, and "
+                    "the edit joins or splits the line: where that whitespace goes is a guess",
+                )
             trail = o.trail
         elif o.trail == b.trail:
             trail = t.trail
@@ -736,3 +746,9 @@ def _repunctuated(base: str, ours: str, theirs: str) -> bool:
     return (
         marks_left_out(base, ours) and marks_changed(base, theirs) and punctuation_slip(base, ours)
     )
+
+
+def _last_token(body: str) -> str:
+    """The last token of a line's text (its end, for a line joined or split)."""
+    tokens = TOKEN.findall(body)
+    return tokens[-1] if tokens else ""

@@ -481,6 +481,16 @@ def test_trailing_whitespace_the_quote_left_out_is_not_moved_by_a_join_or_split(
     # Split: the space would have landed after the comma ("f(b, \n").
     split = refused("X = 1\nA = f(b, c) \nY = 2\n", "A = f(b, c)\n", "A = f(b,\n      c)\n")
     assert "where that whitespace goes is a guess" in (split.result.error or "")
+    # Whitespace the agent wrote at the end of every line, and the file does not have,
+    # is still left out of a join.
+    assert (
+        applied(
+            "x = 0\nA = f(b,\n      c)\ny = 1\n",
+            "x = 0  \nA = f(b,  \n      c)  \n",
+            "x = 0  \nA = f(b, c)  \n",
+        )
+        == "x = 0\nA = f(b, c)\ny = 1\n"
+    )
     # A line rewritten in place, or one the reshaping leaves ending as it did, keeps
     # the file's trailing whitespace as before.
     assert applied("A = 1 \nB = 2\n", "A = 1\nB = 2\n", "A = 10\nB = 2\n") == "A = 10 \nB = 2\n"

@@ -384,9 +384,11 @@ class _Merge:
                     # whether the agent meant to drop it is a guess.
                     raise MergeConflict(line, b.text, o.text)
         if t.trail == b.trail:
-            if reshaped and o.trail != b.trail and _last_token(t.body) != _last_token(b.body):
+            moved = reshaped and _last_token(t.body) != _last_token(b.body)
+            if moved and o.trail and o.trail != self._trail(b):
                 # Lines joined or split: the whitespace ended the quoted line in the
-                # file, and the edit's line ends elsewhere.
+                # file, and the edit's line ends elsewhere (whitespace only the agent
+                # wrote, on every line, is another matter: the file's "" is kept).
                 raise MergeConflict(
                     line,
                     b.text,

@@ -52,6 +52,7 @@ sys.path.insert(0, str(REPO_ROOT / "tests"))
 from perturbations import (  # noqa: E402
     FORMAT_PERTURBATIONS,
     Perturbation,
+    ambiguous_marks,
     combinations,
     erases_trailing_whitespace,
     name_of,
@@ -468,15 +469,6 @@ def slip(line: str, rng: random.Random) -> str | None:
 
 # Marks a perturbation writes that a real edit rarely has: when the edit has them
 # already, the perturbed request cannot say which ones were there before.
-_WRITES = {"curly_quotes": "“”’", "dashes": "–"}
-
-
-def ambiguous_marks(function: Callable[[str], str | None], text: str) -> bool:
-    """The perturbation writes marks the exact request already has (an en dash in a
-    range, where it turns hyphens into en dashes): no engine can tell them apart."""
-    return any(mark in text for mark in _WRITES.get(function.__name__, ""))
-
-
 def typographic_file(hunk: HunkEdit) -> HunkEdit | None:
     """The reverse marks: the same hunk in a file written with typographic marks
     (“quotes”, ’, – and —) on every line but those the edit changes, which keep the

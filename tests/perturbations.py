@@ -300,6 +300,15 @@ def _loose_edges(run: list[str]) -> list[int]:
     ]
 
 
+_WRITES = {"curly_quotes": "“”’", "dashes": "–"}
+
+
+def ambiguous_marks(function: Callable[[str], str | None], text: str) -> bool:
+    """The perturbation writes marks the exact request already has (an en dash in a
+    range, where it turns hyphens into en dashes): no engine can tell them apart."""
+    return any(mark in text for mark in _WRITES.get(function.__name__, ""))
+
+
 def erases_trailing_whitespace(chain: tuple[Perturbation, ...], old: str, new: str) -> bool:
     """``chain`` strips trailing whitespace, and the edit changes a line that has some:
     the request then cannot say whether the edit keeps it (two lines joined, say)."""

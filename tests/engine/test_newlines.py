@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from redline.engine.newlines import CR, CRLF, LF, Endings, split, to_lf
+from support.endings import suffix_after_edit
 
 # Texts built from these pieces cover every newline convention and their mixtures
 # ("\r" followed by "\n" pieces join into one CRLF, as in a real file).
@@ -220,6 +221,9 @@ def test_emptied_line_between_cr_and_lf_does_not_merge_into_crlf() -> None:
     assert _replaced_restored("a\rb\n", 2, 3, "") == "a\r\r"
     assert _replaced_restored("\ra\n", 0, 2, "\n") == "\r\r"
     assert _replaced_restored("a\rb\nc\nd", 2, 5, "\n") == "a\r\r\r" + "d"
+    # The empty lines right after it follow, or the last CR and the next LF would merge.
+    assert _replaced_restored("\rb\n\n\nc\n", 1, 2, "") == "\r\r\r\rc\n"
+    assert _replaced_restored("\rb\n\r\n\n", 1, 2, "") == "\r\r\r\n\n"
     # Restoring an unedited view never changes an ending.
     assert split("a\r\nb\rc\n")[1].restore("a\nb\nc\n") == "a\r\nb\rc\n"
 
@@ -264,11 +268,7 @@ def test_replace_keeps_text_outside_the_span_byte_for_byte(
     original_end = endings.original_offset(view, end)
     prefix, suffix = text[:original_start], text[original_end:]
     assert result.startswith(prefix)
-    head = result[: len(result) - len(suffix)]
-    if head.endswith(CR) and suffix.startswith(LF):
-        # The one byte that may change outside the span: CR + LF would read
-        # back as a single CRLF, so the emptied line's LF is written as CR.
-        suffix = CR + suffix[1:]
+    suffix = suffix_after_edit(result[: len(result) - len(suffix)], suffix)
     assert result.endswith(suffix)
     assert len(result) >= len(prefix) + len(suffix)
     middle = result[len(prefix) : len(result) - len(suffix)]

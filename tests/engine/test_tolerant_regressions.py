@@ -491,8 +491,13 @@ def test_trailing_whitespace_the_quote_left_out_is_not_moved_by_a_join_or_split(
         )
         == "x = 0\nA = f(b, c)\ny = 1\n"
     )
-    # A line rewritten in place, or one the reshaping leaves ending as it did, keeps
-    # the file's trailing whitespace as before.
+    # A line rewritten in place, one the reshaping leaves ending as it did, or one a
+    # line is added after (no other line's end joined onto it, its own end not moved
+    # to another line) keeps the file's trailing whitespace as before.
+    assert (
+        applied("line 1\nline 2  \nline 3\n", "line 2\n", "line two\nline two b\n")
+        == "line 1\nline two  \nline two b\nline 3\n"
+    )
     assert applied("A = 1 \nB = 2\n", "A = 1\nB = 2\n", "A = 10\nB = 2\n") == "A = 10 \nB = 2\n"
     assert (
         applied("A = f(b) \nB = 2\n", "A = f(b)\nB = 2\n", "A = f(b)\nC = 3\nB = 2\n")

@@ -348,11 +348,19 @@ class _Merge:
                 continue
             reshaped = i2 - i1 != j2 - j1
             base, ours = self.base[i1 + b], self.ours[partner]
-            out.append(self._merge_line(base, ours, seg, i1 + b, reshaped, j1 + k))
+            moved = reshaped and _end_moved(self.base[i1:i2], b, self.theirs[j1:j2], k)
+            out.append(self._merge_line(base, ours, seg, i1 + b, reshaped, j1 + k, moved))
         return out
 
     def _merge_line(
-        self, b: Seg, o: Seg, t: Seg, line: int, reshaped: bool = False, at: int | None = None
+        self,
+        b: Seg,
+        o: Seg,
+        t: Seg,
+        line: int,
+        reshaped: bool = False,
+        at: int | None = None,
+        moved: bool = False,
     ) -> str:
         if t.blank:
             return o.text if t.text == b.text else self._blank(t)
@@ -384,7 +392,6 @@ class _Merge:
                     # whether the agent meant to drop it is a guess.
                     raise MergeConflict(line, b.text, o.text)
         if t.trail == b.trail:
-            moved = reshaped and _last_token(t.body) != _last_token(b.body)
             if moved and o.trail and o.trail != self._trail(b):
                 # Lines joined or split: the whitespace ended the quoted line in the
                 # file, and the edit's line ends elsewhere (whitespace only the agent
@@ -754,3 +761,14 @@ def _last_token(body: str) -> str:
     """The last token of a line's text (its end, for a line joined or split)."""
     tokens = TOKEN.findall(body)
     return tokens[-1] if tokens else ""
+
+
+def _end_moved(old: Sequence[Seg], b: int, new: Sequence[Seg], k: int) -> bool:
+    """Whether new line ``k`` of a region, paired with old line ``b``, ends elsewhere than
+    that line: the end of another old line was joined onto it, or the old line's end
+    went to another new line (a split)."""
+    end, ending = _last_token(old[b].body), _last_token(new[k].body)
+    if end == ending:
+        return False
+    joined = any(_last_token(s.body) == ending for i, s in enumerate(old) if i != b)
+    return joined or any(_last_token(s.body) == end for j, s in enumerate(new) if j != k)

@@ -26,6 +26,8 @@ from support.env import IDENTITY, assert_untouched, hermetic
 pytest_plugins = ["support.leaks", "pytester"]
 
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=200, database=None)
+# The same with new random examples each run, to hunt: `pytest --hypothesis-profile=fresh`.
+settings.register_profile("fresh", settings.get_profile("ci"), derandomize=False)
 settings.load_profile("ci")
 
 GIT_IDENTITY = IDENTITY  # the name older test modules import

@@ -467,8 +467,6 @@ def slip(line: str, rng: random.Random) -> str | None:
     return rng.choice(variants) + line[len(body) :]
 
 
-# Marks a perturbation writes that a real edit rarely has: when the edit has them
-# already, the perturbed request cannot say which ones were there before.
 def typographic_file(hunk: HunkEdit) -> HunkEdit | None:
     """The reverse marks: the same hunk in a file written with typographic marks
     (“quotes”, ’, – and —) on every line but those the edit changes, which keep the

@@ -300,6 +300,8 @@ def _loose_edges(run: list[str]) -> list[int]:
     ]
 
 
+# Marks a perturbation writes that a real edit rarely has: when the edit has them
+# already, the perturbed request cannot say which ones were there before.
 _WRITES = {"curly_quotes": "“”’", "dashes": "–"}
 
 

@@ -19,8 +19,8 @@ with that code first on ``PYTHONPATH`` and measures the wall time of:
 References: ``python -c pass``, ``python -c 'import json, socket'`` (what any Python
 client that sends a request over a socket and prints its JSON answer starts with:
 ``apply --session`` cannot go below it plus the daemon's commit), ``python -c 'import
-pygit2'`` (what the guard's start cannot go below). Prints the p50 of each per code, the ratios, and
-the ratio of each redline call to its git reference. Builds its repositories
+pygit2'`` (what the guard's start cannot go below). Prints the p50 of each per code,
+the ratios, and the ratio of each redline call to its git reference. Builds its repositories
 (no network) in a temporary folder it removes.
 """
 

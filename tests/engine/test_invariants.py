@@ -159,6 +159,17 @@ def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
 
 
+def _spelled(source: Source, indent: str) -> str:
+    """``indent`` as a file indented with tabs spells its width: tabs, then the spaces
+    short of a tab (the [tabs] variants are written so). Two spellings of one width,
+    "\t  \t" and "\t\t  ", would be the same request to a tolerant match, which writes
+    the file's way; the exact request must write it too."""
+    if source.unit != "\t":
+        return indent
+    columns = indent.count("\t") * 4 + indent.count(" ")
+    return "\t" * (columns // 4) + " " * (columns % 4)
+
+
 def _convert_indent(text: str, change: Callable[[int], str]) -> str:
     out = []
     for line in text.split("\n"):
@@ -417,7 +428,7 @@ def _line_edit(
         near = [i for i in filled if i < at] or [i for i in filled if i >= at]
         indent = _indent(block[near[-1] if near[-1] < at else near[0]])
         if draw(st.booleans()):
-            indent += source.unit
+            indent = _spelled(source, indent + source.unit)
         new.insert(at, (indent + draw(st.sampled_from(_STATEMENTS)), None))
     elif kind == "delete":
         del new[draw(st.sampled_from(filled))]
@@ -438,7 +449,7 @@ def _line_edit(
         if indent.startswith(source.unit):
             new[i] = (indent[len(source.unit) :] + body, None)  # a nested line dedented
         else:
-            new[i] = (indent + source.unit + body, None)
+            new[i] = (_spelled(source, indent + source.unit) + body, None)
     elif kind == "blank":
         blanks = [i for i, line in enumerate(block) if not line.strip()]
         if blanks and draw(st.booleans()):
@@ -1281,7 +1292,8 @@ def one_depth_edits(draw: st.DrawFn) -> Edit:
         assert edit is not None
         return edit
     deeper = (source.unit,) if depth else ("  ", "    ", source.unit)
-    line = depth + draw(st.sampled_from(("", *deeper))) + draw(st.sampled_from(_STATEMENTS))
+    indent = _spelled(source, depth + draw(st.sampled_from(("", *deeper))))
+    line = indent + draw(st.sampled_from(_STATEMENTS))
     new: list[tuple[str, int | None]] = [(text, i) for i, text in enumerate(block)]
     new.insert(draw(st.integers(0, len(block))), (line, None))
     return Edit(

@@ -7,7 +7,7 @@ from collections import Counter
 from itertools import pairwise
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from redline.engine.invisible import (
@@ -253,6 +253,9 @@ def test_clean_only_deletes_and_counts_what_it_deletes(text: str) -> None:
 
 
 @given(TEXTS)
+# A ZWNJ kept before a mark that goes for want of a visible base (found by a run with
+# fresh seeds): cleaning it again removed the ZWNJ.
+@example("ب\u200b\u200cَ")
 def test_clean_is_idempotent(text: str) -> None:
     cleaned, _ = clean(text)
     assert clean(cleaned) == (cleaned, Counter())

@@ -85,7 +85,22 @@ def _joins_emoji(text: str, i: int) -> bool:
 
 
 def clean(text: str) -> tuple[str, Counter[str]]:
-    """Remove invisible characters; return the text and a count per character."""
+    """Remove invisible characters; return the text and a count per character.
+
+    A removal can leave another character without what kept it (a ZWNJ kept before a
+    mark that goes for want of a visible base), so the walk is repeated until nothing
+    more goes: cleaning cleaned text changes nothing."""
+    cleaned, removed = _clean_once(text)
+    while removed:
+        again, more = _clean_once(cleaned)
+        if not more:
+            break
+        cleaned = again
+        removed += more
+    return cleaned, removed
+
+
+def _clean_once(text: str) -> tuple[str, Counter[str]]:
     if text.isascii() or not any(
         char in ALWAYS_INVISIBLE or char in JOINERS or is_combining(char)
         for char in set(text)

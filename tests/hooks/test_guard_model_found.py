@@ -245,3 +245,26 @@ def test_a_flagged_file_replaced_by_another_moved_to_its_name_fails_closed(
             lambda g: g.move(0, "auth/check_v2.py", 0),
         ],
     )
+
+
+def test_a_flagged_edit_moved_over_another_file_of_the_same_name_is_refused(
+    gates: Gates,
+) -> None:
+    """Found with fresh seeds: main holds auth/check_v2.py, a copy of another file whose
+    first line is "return True"; the session deletes it, moves auth/roles.py to that name
+    and makes a flagged edit of its first line to "return True". The range main..session
+    brings the edit, but the gate took main's unrelated file, which has the edit's line at
+    the edit's place, for the edit already there: it now counts only a version of the
+    file with half its content in common with the edit's texts."""
+    replay(
+        gates,
+        [
+            lambda g: g.edit(15, 0, "return True", tolerant=False),
+            lambda g: g.copy(0, "auth/check_v2.py"),
+            lambda g: g.merge(),
+            lambda g: g.delete(0),
+            lambda g: g.delete(0),
+            lambda g: g.move(0, "auth/check_v2.py", 0),
+            lambda g: g.edit(0, 0, "return True", tolerant=True),
+        ],
+    )

@@ -290,6 +290,11 @@ class Follower:
         for _, old, _ in pairs:
             if old is None and edit.after is not None:
                 continue
+            if not (self.diffs.similar(edit.after, old) or self.diffs.similar(edit.before, old)):
+                # Another file by that name, less than half of it in common with the
+                # edit's texts: it has nothing of the edit, as if there were no file —
+                # lines it happens to share at the edit's places prove nothing.
+                continue
             if self.kept(edit, old):
                 return None
             undone_before = undone_before and self.state(edit, old)[0] == "undone"

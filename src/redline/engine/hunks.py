@@ -324,13 +324,13 @@ class _Keyed:
         target = [key(line) for line in old]
         n = len(target)
         found = self._index.get(name)
-        counts = dict.fromkeys(target, 0)
-        if found is None and len(counts) <= _SCAN_LINES and self._scans[name] < _SCANS:
+        distinct = set(target)
+        if found is None and len(distinct) <= _SCAN_LINES and self._scans[name] < _SCANS:
             # The first look-ups of a few lines scan the file in C; an index of every
             # line (a dict built line by line) pays off for a patch of many hunks or
             # of many lines.
             self._scans[name] += 1
-            counts = {line: view.count(line) for line in counts}
+            counts = {line: view.count(line) for line in distinct}
             # Look where old's rarest line is (a blank first line would be everywhere).
             k = min(range(n), key=lambda k: counts[target[k]])
             return [

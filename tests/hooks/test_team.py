@@ -10,6 +10,7 @@ kept (notes merged by union, never overwritten).
 from __future__ import annotations
 
 import json
+import shlex
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,8 @@ from guard_fixtures import (
 
 from gitmode_fixtures import git
 from redline.engine.confidence import shown_confidence
+from support import cli
+from support.hooks import installed_interpreter
 
 ALICE = "Alice <alice@example.com>"
 BOB = "Bob <bob@example.com>"
@@ -274,6 +277,45 @@ def test_a_fetch_lands_the_notes_where_git_log_shows_them(team: Team, tmp_path: 
     # by hand: nothing new to merge
     again = redline(fresh, "notes", "import", "--repo", str(fresh), check=True).stdout
     assert again.startswith("nothing new")
+
+
+def test_a_syncs_own_fetch_starts_no_second_redline_and_a_plain_fetch_does(
+    team: Team, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`redline notes sync` (and the pre-push hook, which runs it) merges what its fetch
+    brought itself: the reference-transaction hook that fetch fires starts no redline to
+    merge it first. A plain `git fetch` still has the hook merge the notes."""
+    started = tmp_path / "started.txt"
+    logged = tmp_path / "interpreter" / "python"  # what the hooks run: logs, then runs it
+    logged.parent.mkdir()
+    logged.write_text(
+        f'#!/bin/sh\necho "$*" >> {shlex.quote(str(started))}\n'
+        f'exec {shlex.quote(installed_interpreter())} "$@"\n'
+    )
+    logged.chmod(0o755)
+    monkeypatch.setattr(cli, "interpreter", str(logged))
+    for repo in (team.a, team.b):
+        install_hooks(repo)
+
+    def imports() -> int:
+        said = started.read_text().splitlines() if started.exists() else []
+        return sum("-m redline notes import" in line for line in said)
+
+    first = flagged_edit(team.a)
+    share(first)  # A's sync pushes the notes
+    out = redline(team.b, "notes", "sync", "--no-push", "--repo", str(team.b), check=True)
+    assert "merged" in out.stdout, out.stdout
+    assert origin_note(team.origin, first.commit) is not None
+    assert json.loads(git(team.b, "notes", "--ref=redline", "show", first.commit))
+    run_git(team.b, "push", "-q", "origin", "main")  # the pre-push hook syncs as well
+    assert "-m redline guard --stage pre-push" in started.read_text()
+    assert imports() == 0, started.read_text()
+
+    second = flagged_edit(team.a, name="s2")
+    share(second)
+    git(team.b, "fetch", "-q")  # git alone: the hook merges what it brought
+    assert imports() == 1
+    assert json.loads(git(team.b, "notes", "--ref=redline", "show", second.commit))
 
 
 def test_sync_without_push_says_the_remote_still_lacks_the_local_notes(team: Team) -> None:

@@ -37,6 +37,10 @@ from redline.gitops.notes_merge import Merged, merge_into
 from redline.gitops.repo import NOTES_REF, common_dir
 
 TRACKING = "refs/notes/redline-remote/"
+# Set for the git that :func:`sync` runs: the reference-transaction hook leaves to sync the
+# merge of what its fetch brings (sync merges it next, in its own process) and of the copy
+# its push updates, rather than start a second redline to do it first.
+SYNCING = "REDLINE_NOTES_SYNCING"
 ATTEMPTS = 5  # fetch, merge, push; again when another clone pushed notes in between
 _TIMEOUT = 300
 _NAME = re.compile(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
@@ -236,6 +240,7 @@ def _raced(status: str) -> bool:
 
 def _git(repo: pygit2.Repository, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LC_ALL": "C"}  # git's messages are parsed: untranslated
+    env[SYNCING] = "1"
     for name in ("GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_PREFIX"):
         env.pop(name, None)
     cwd = repo.workdir or repo.path

@@ -15,6 +15,7 @@ import pygit2
 
 from redline.engine.errors import RedlineError
 from redline.fsops.atomic import replace_file
+from redline.gitops.notes_sync import SYNCING
 from redline.gitops.repo import common_dir
 
 MARKER = "redline-guard-hook-v1"
@@ -64,6 +65,8 @@ if [ -x "$here/{hook}.legacy" ]; then
     printf '%s\\n' "$input" | "$here/{hook}.legacy" "$@" || exit $?
 fi
 [ "$1" = committed ] || exit 0
+# `redline notes sync` (run by the pre-push hook too) merges what its own fetch brings
+[ -z "${syncing}" ] || exit 0
 case "$input" in
     *" refs/notes/redline-remote/"*) ;;
     *) exit 0 ;;
@@ -138,7 +141,7 @@ def install(
             note = "updated"
         # In one step: git may run the hook at any moment, never a half-written one.
         template = NOTES_TEMPLATE if hook == NOTES_HOOK else TEMPLATE
-        script = template.format(marker=MARKER, hook=hook, python=_quote(python))
+        script = template.format(marker=MARKER, hook=hook, python=_quote(python), syncing=SYNCING)
         replace_file(path, script.encode(), 0o777)
         done.append(f"{hook}: {note} ({path})")
     return done

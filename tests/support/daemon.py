@@ -246,10 +246,7 @@ def served(repo: Path) -> Iterator[Served]:
 
         thread = threading.Thread(target=asyncio.run, args=(main(),))
         thread.start()
-        deadline = time.monotonic() + 30
-        while not path.exists():
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.01)
+        _wait_listening(path, time.monotonic() + 30)
         try:
             yield Served(path, server, loops[0], thread)
         finally:
@@ -257,3 +254,23 @@ def served(repo: Path) -> Iterator[Served]:
                 loops[0].call_soon_threadsafe(server.stop)
                 thread.join(timeout=30)
             service.shutdown()
+
+
+def _wait_listening(path: Path, deadline: float) -> None:
+    """Until the server at ``path`` listens: its socket file appears when it is bound, a
+    moment before it listens (a connection meanwhile is refused). Read from the kernel's
+    table of Unix sockets, not by connecting (a test may count the connections)."""
+    while not _listening(path):
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.01)
+
+
+def _listening(path: Path) -> bool:
+    accepting = 0x10000  # __SO_ACCEPTCON: the socket listens
+    with open("/proc/net/unix") as table:
+        next(table)  # Num RefCount Protocol Flags Type St Inode Path
+        for row in table:
+            fields = row.split()
+            if len(fields) == 8 and fields[7] == str(path) and int(fields[3], 16) & accepting:
+                return True
+    return False

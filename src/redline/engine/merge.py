@@ -338,6 +338,10 @@ class _Merge:
             raise MergeConflict(i, self.base[i].text, found)
         pairs = _pair_edited(self.base[i1:i2], self.theirs[j1:j2])
         beside = self._beside(j1, j2)
+        reshaped = i2 - i1 != j2 - j1
+        # Each line's end, once per region (only a reshaped region asks where ends went).
+        old_ends = [_last_token(s.body) for s in self.base[i1:i2]] if reshaped else []
+        new_ends = [_last_token(s.body) for s in self.theirs[j1:j2]] if reshaped else []
         out = []
         for k, seg in enumerate(self.theirs[j1:j2]):
             b = pairs.get(k)
@@ -346,9 +350,8 @@ class _Merge:
                 replaces = self._in_place_of(i1, i2, j2 - j1, k)
                 out.append(self._insert(seg, j1 + k, replaces, beside))
                 continue
-            reshaped = i2 - i1 != j2 - j1
             base, ours = self.base[i1 + b], self.ours[partner]
-            moved = reshaped and _end_moved(self.base[i1:i2], b, self.theirs[j1:j2], k)
+            moved = reshaped and _end_moved(old_ends, b, new_ends, k)
             out.append(self._merge_line(base, ours, seg, i1 + b, reshaped, j1 + k, moved))
         return out
 
@@ -763,12 +766,11 @@ def _last_token(body: str) -> str:
     return tokens[-1] if tokens else ""
 
 
-def _end_moved(old: Sequence[Seg], b: int, new: Sequence[Seg], k: int) -> bool:
+def _end_moved(old_ends: Sequence[str], b: int, new_ends: Sequence[str], k: int) -> bool:
     """Whether new line ``k`` of a region, paired with old line ``b``, ends elsewhere than
-    that line: the end of another old line was joined onto it, or the old line's end
-    went to another new line (a split)."""
-    end, ending = _last_token(old[b].body), _last_token(new[k].body)
-    if end == ending:
-        return False
-    joined = any(_last_token(s.body) == ending for i, s in enumerate(old) if i != b)
-    return joined or any(_last_token(s.body) == end for j, s in enumerate(new) if j != k)
+    that line (``*_ends``: each line's :func:`_last_token`): the end of another old line
+    was joined onto it, or the old line's end went to another new line (a split)."""
+    end, ending = old_ends[b], new_ends[k]
+    # Line b itself ends in `end` and line k in `ending`: finding the other is finding
+    # it on another line.
+    return end != ending and (ending in old_ends or end in new_ends)

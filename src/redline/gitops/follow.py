@@ -290,8 +290,8 @@ class Follower:
         for _, old, _ in pairs:
             if old is None and edit.after is not None:
                 continue
-            related = self.diffs.similar(edit.after, old) or self.diffs.similar(edit.before, old)
-            if old is not None and not related:
+            similar = self.diffs.similar
+            if old is not None and not (similar(edit.after, old) or similar(edit.before, old)):
                 # Another file by that name, less than half of it in common with the
                 # edit's texts: it has nothing of the edit, as if there were no file —
                 # lines it happens to share at the edit's places prove nothing.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
 import resource
 import signal
@@ -23,12 +24,17 @@ import pytest
 
 from gitmode_fixtures import REDLINE, GitMode, short_runtime_dir
 from redline.daemon import client as client_module
-from redline.daemon.client import Client, DaemonBusy
+from redline.daemon.client import Client, DaemonBusy, pauses
 from redline.daemon.lifecycle import daemon_lock, try_connect
 from redline.daemon.paths import DaemonFiles
 from redline.daemon.server import BACKLOG
 
 FILL_LIMIT = 5000  # sockets at most: the queue is full well before
+
+
+def test_pauses_double_from_the_first_and_stay_at_the_longest() -> None:
+    waits = list(itertools.islice(pauses(0.001, 0.02), 8))
+    assert waits == [0.001, 0.002, 0.004, 0.008, 0.016, 0.02, 0.02, 0.02]
 
 
 def _somaxconn() -> int:

@@ -25,7 +25,7 @@ import select
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +41,16 @@ from redline.daemon.protocol import (
 from redline.engine.errors import RedlineError
 
 CONNECT_DEADLINE = 5.0  # seconds a client waits for a busy daemon to accept it
-_FIRST_PAUSE = 0.005
-_LONGEST_PAUSE = 0.25
+
+
+def pauses(first: float, longest: float) -> Iterator[float]:
+    """The pauses between tries of something a moment may settle (a busy daemon's
+    queue, a daemon coming up or going away): ``first``, doubling up to ``longest`` —
+    what is nearly there is seen at once, what takes its time is not asked too often."""
+    pause = first
+    while True:
+        yield pause
+        pause = min(pause * 2, longest)
 
 
 class DaemonError(RedlineError):
@@ -247,7 +255,7 @@ def _connect(
 ) -> socket.socket:
     """A socket connected to ``path``, waiting out a full listen queue (see the module)."""
     give_up = time.monotonic() + deadline
-    pause = _FIRST_PAUSE
+    waits = pauses(0.005, 0.25)
     while True:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         # A socket with a timeout does not block in connect(): a full queue is EAGAIN
@@ -265,8 +273,7 @@ def _connect(
             left = give_up - time.monotonic()
             if left <= 0:
                 raise DaemonBusy(path, deadline, exc.strerror or str(exc)) from None
-            time.sleep(min(pause, left))  # the last try is at the deadline
-            pause = min(pause * 2, _LONGEST_PAUSE)
+            time.sleep(min(next(waits), left))  # the last try is at the deadline
             continue
         sock.settimeout(timeout)
         return sock

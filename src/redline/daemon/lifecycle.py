@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, NamedTuple, Protocol
 
-from redline.daemon.client import Client, DaemonBusy
+from redline.daemon.client import Client, DaemonBusy, pauses
 from redline.daemon.client import DaemonError as DaemonError  # where callers import it from
 from redline.daemon.paths import DaemonFiles, common_dir, private_opener
 from redline.daemon.protocol import RpcError
@@ -159,6 +159,7 @@ def _launch(
     files.ensure()
     process = spawn(files, repo, idle_timeout, without_git_redirects(env))
     deadline = time.monotonic() + START_TIMEOUT
+    waits = pauses(0.001, 0.02)  # a daemon nearly there is seen at once
     while time.monotonic() < deadline:
         client = try_connect(files, timeout=5, hello=True)
         if client is not None:
@@ -169,13 +170,13 @@ def _launch(
             # Another start may have won the race: that daemon holds the lock from its
             # first moment and answers once it listens (START_TIMEOUT at most).
             if _lock_held(files):
-                time.sleep(0.02)
+                time.sleep(next(waits))
                 continue
             raise DaemonError(
                 f"the daemon exited at start (code {process.returncode}); see {files.log}:\n"
                 + _tail(files.log)
             )
-        time.sleep(0.02)
+        time.sleep(next(waits))
     raise DaemonError(f"the daemon did not answer within {START_TIMEOUT:.0f} s; see {files.log}")
 
 
@@ -219,10 +220,11 @@ def stop(files: DaemonFiles, timeout: float = 15.0, unless_in_use: bool = False)
     if isinstance(answer, dict) and answer.get("stopping") is False:
         return False
     deadline = time.monotonic() + timeout
+    waits = pauses(0.001, 0.02)  # a daemon nearly there is seen at once
     while time.monotonic() < deadline:
         if (pid is None or not _alive(pid)) and not holds_lock(files):
             return True
-        time.sleep(0.02)
+        time.sleep(next(waits))
     raise DaemonError(f"the daemon (pid {pid}) did not stop within {timeout:.0f} s")
 
 

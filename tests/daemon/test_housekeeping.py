@@ -28,6 +28,7 @@ from gitmode_fixtures import (
     porcelain,
     wait_dead,
 )
+from redline.daemon import server as server_module
 from redline.daemon import service as service_module
 from redline.daemon.client import Client
 from redline.daemon.housekeeping import Housekeeping, warm_imports
@@ -48,6 +49,13 @@ def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 20.0) ->
         time.sleep(0.05)
 
 
+@pytest.fixture
+def short_pause(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon (on a thread here) does its idle-time upkeep 0.3 s into a pause, not
+    1 s: still well beyond the gap between two requests a test sends one after another."""
+    monkeypatch.setattr(server_module, "QUIET_DELAY", 0.3)
+
+
 def start_with_git(gm: GitMode, bin_dir: Path) -> None:
     """Start the daemon with ``bin_dir`` (a wrapped git) first on its PATH."""
     env = {**gm.env, "PATH": f"{bin_dir}{os.pathsep}{gm.env['PATH']}"}
@@ -58,7 +66,7 @@ def start_with_git(gm: GitMode, bin_dir: Path) -> None:
 
 
 def test_a_failing_repack_is_a_log_line_and_requests_still_apply(
-    gm: GitMode, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    gm: GitMode, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, short_pause: None
 ) -> None:
     upkeeps: list[float] = []  # when each idle-time upkeep done by the daemon (a thread) began
     when_quiet = Service.when_quiet
@@ -98,7 +106,7 @@ def test_a_failing_repack_is_a_log_line_and_requests_still_apply(
 
 
 def test_a_hanging_repack_holds_up_no_request_and_is_killed_at_stop(
-    gm: GitMode, tmp_path: Path
+    gm: GitMode, tmp_path: Path, short_pause: None
 ) -> None:
     started = tmp_path / "roll-up.pid"
     bin_dir = git_wrapper(tmp_path / "bin", pack_objects=f"echo $$ > {started}; exec sleep 600")

@@ -186,6 +186,43 @@ def test_a_signal_while_a_stream_holds_edits_writes_them_and_prints_their_answer
     ]
 
 
+# A process that sends itself SIGINT the moment a --jsonl stream holds an edit's new bytes
+# (before the edit is answered), then runs redline's main as the console script does.
+_SIGNAL_AFTER_HOLD = """
+import os, signal, sys
+import redline.fsops.behind as behind
+real = behind.WriteBehind.hold
+def hold(self, *args, **kwargs):
+    real(self, *args, **kwargs)
+    os.kill(os.getpid(), signal.SIGINT)
+behind.WriteBehind.hold = hold
+from redline.cli.main import main
+sys.argv = ["redline", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_signal_once_an_edit_is_held_answers_it_as_written(root: Path) -> None:
+    """A held edit is as good as written (the stream writes what it holds when stopped), so
+    the signal waits for its answer: never "nothing was written" for a file that was."""
+    proc = _start(root, "--jsonl", script=_SIGNAL_AFTER_HOLD)
+    lines = "".join(json.dumps(_edit(f"f{i}.py", "value", "VALUE")) + "\n" for i in range(4))
+    out, err = proc.communicate(lines.encode(), timeout=60)
+    assert proc.returncode == 130 and err.decode() == "redline: interrupted\n"
+    first, *rest = [json.loads(x) for x in out.decode().splitlines()]
+    assert first["status"] == "applied" and first["path"] == "f0.py"
+    # the next line, already read, is answered too: not applied
+    assert [
+        (a["status"], "it was not applied, nothing was written" in a["error"]) for a in rest
+    ] == [("failed", True)]
+    assert [(root / f"f{i}.py").read_text() for i in range(4)] == [
+        "VALUE = 0\n",
+        "value = 1\n",
+        "value = 2\n",
+        "value = 3\n",
+    ]
+
+
 @pytest.mark.skipif(not Path("/proc/self/syscall").exists(), reason="needs /proc/<pid>/syscall")
 def test_another_command_stops_with_one_line(tmp_path: Path, gm: GitMode) -> None:
     """``redline guard --stage pre-push`` reads the refs git pushes from stdin."""

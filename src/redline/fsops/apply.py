@@ -136,7 +136,10 @@ def _edit(
         if refused is not None:
             return Result("rejected", path=request.path, error=refused[1])
     if not dry_run and behind is not None:
-        behind.hold(target, request.path, after)
+        # Held is as good as written: a stream stopped by a signal writes what it holds
+        # (cli.apply_stream), so the signal waits for this edit's answer too.
+        with interrupts.writing():
+            behind.hold(target, request.path, after)
     elif not dry_run:
         try:
             with interrupts.writing():

@@ -120,6 +120,7 @@ def _nothing() -> None:
 
 _NOTHING = object()  # no request in hand
 _READING = object()  # a request is being read
+_NEXT = object()  # the next request is read whole, not yet started
 
 
 class _Stream:
@@ -153,14 +154,16 @@ class _Stream:
                 held = self.behind.flush()
             self.answer(held)
         if self.in_hand is _NOTHING and self.requests is not None and self.requests.partial():
-            self.in_hand = _READING  # half a line came: that request is answered
+            # the next request came, whole or in part: it is answered
+            self.in_hand = _NEXT if self.requests.line_read() else _READING
         if self.in_hand is _NOTHING:
             return
         if exc.answer is not None:
             self.answer([exc.answer])
-        elif self.in_hand is _READING:
+        elif self.in_hand is _READING or self.in_hand is _NEXT:
+            before = "read whole" if self.in_hand is _READING else "started"
             error = (
-                f"interrupted ({name}) before the request was read whole: it was not applied, "
+                f"interrupted ({name}) before the request was {before}: it was not applied, "
                 "nothing was written; send it again"
             )
             self.answer([failure("failed", None, error, session)])
@@ -240,6 +243,10 @@ class _Requests:
     def partial(self) -> bool:
         """Whether part of the next line has been read (a request is on its way)."""
         return bool(self._buffer.strip())
+
+    def line_read(self) -> bool:
+        """Whether the next request has been read whole (its line ended)."""
+        return b"\n" in self._buffer
 
     def waiting(self) -> bool:
         """Whether the next request is already on its way: a line read, part of one (its

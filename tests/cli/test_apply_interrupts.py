@@ -227,6 +227,95 @@ def test_a_signal_once_an_edit_is_held_answers_it_as_written(root: Path) -> None
     ]
 
 
+# A process that sends itself SIGINT the moment its first answer is printed.
+_SIGNAL_AFTER_ANSWER = """
+import os, signal, sys
+import redline.cli.apply_stream as stream
+real = stream._emit
+def emit(payload):
+    real(payload)
+    os.kill(os.getpid(), signal.SIGINT)
+stream._emit = emit
+from redline.cli.main import main
+sys.argv = ["redline", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("options", [(), ("--jsonl",)], ids=["one request", "jsonl"])
+def test_a_signal_as_a_request_is_answered_gives_it_one_answer(
+    root: Path, options: tuple[str, ...]
+) -> None:
+    """Once a request's answer is being printed, the signal waits for it: the request is
+    not answered a second time ("interrupted"), and the answer printed stands."""
+    proc = _start(root, *options, script=_SIGNAL_AFTER_ANSWER)
+    request = json.dumps(_edit("f0.py", "no such text", "VALUE")) + "\n"
+    out, err = proc.communicate(request.encode(), timeout=60)
+    assert proc.returncode == 130 and err.decode() == "redline: interrupted\n"
+    [answer] = [json.loads(x) for x in out.decode().splitlines()]
+    assert answer["status"] == "no_match" and "interrupted" not in answer["error"]
+    assert (root / "f0.py").read_text() == "value = 0\n"
+
+
+def _wait_writing_stdout(proc: subprocess.Popen[bytes]) -> None:
+    """Until the process is blocked writing to its stdout (file descriptor 1)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            call = Path(f"/proc/{proc.pid}/syscall").read_text().split()
+        except OSError:
+            call = []
+        if call[:2] == ["1", "0x1"]:  # write(1, …)
+            return
+        time.sleep(0.02)
+    pytest.fail("redline apply never blocked writing its answer")
+
+
+def _blocked_answering(root: Path) -> subprocess.Popen[bytes]:
+    """``redline apply`` of a read whose answer (~600 KB) is far more than a pipe holds,
+    blocked writing it: nobody reads yet."""
+    (root / "big.txt").write_text("".join(f"line {n} {'x' * 300}\n" for n in range(2000)))
+    proc = _start(root)
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps({"tool": "read", "path": "big.txt"}).encode())
+    proc.stdin.close()
+    _wait_writing_stdout(proc)
+    return proc
+
+
+@pytest.mark.skipif(not Path("/proc/self/syscall").exists(), reason="needs /proc/<pid>/syscall")
+def test_a_signal_while_an_answer_waits_for_its_reader_lets_it_be_read_whole(
+    root: Path,
+) -> None:
+    """The signal cuts the blocked write short; the answer is written on, all of it, and
+    only then does the command stop."""
+    proc = _blocked_answering(root)
+    proc.send_signal(signal.SIGTERM)
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=0.3)  # the signal waits for the answer
+    assert proc.stdout is not None and proc.stderr is not None
+    with proc.stdout, proc.stderr:
+        [answer] = [json.loads(x) for x in proc.stdout.read().decode().splitlines()]
+        assert proc.wait(timeout=30) == 143
+        assert proc.stderr.read().decode() == "redline: interrupted\n"
+    assert answer["status"] == "read" and len(answer["content"].splitlines()) == 2000
+
+
+@pytest.mark.skipif(not Path("/proc/self/syscall").exists(), reason="needs /proc/<pid>/syscall")
+def test_a_second_signal_stops_an_answer_nobody_reads(root: Path) -> None:
+    """When the reader does not read and the request wrote nothing, a second signal
+    stops the command at once."""
+    proc = _blocked_answering(root)
+    proc.send_signal(signal.SIGINT)
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=0.3)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 130
+    assert proc.stdout is not None and proc.stderr is not None
+    with proc.stdout, proc.stderr:
+        assert proc.stderr.read().decode() == "redline: interrupted\n"
+
+
 @pytest.mark.skipif(not Path("/proc/self/syscall").exists(), reason="needs /proc/<pid>/syscall")
 def test_another_command_stops_with_one_line(tmp_path: Path, gm: GitMode) -> None:
     """``redline guard --stage pre-push`` reads the refs git pushes from stdin."""

@@ -60,13 +60,19 @@ def run_apply(
             if behind is not None and not _is_edit(decoded):
                 stream.answer(behind.flush())
             payload = runner(decoded) if not _is_problem(decoded) else _invalid(decoded)
-            if behind is None:
-                stream.answer([payload])
-            else:
-                behind.answer(payload)
-                if behind.full or stream.requests is None or not stream.requests.waiting():
-                    stream.answer(behind.flush())
-            stream.in_hand = _NOTHING
+            # Decided: a signal waits until the request is answered, and it is answered
+            # once. One that wrote is waited for however long printing takes, as its
+            # writes were; for one that wrote nothing, a second signal stops at once
+            # (printing may wait on a reader that no longer reads).
+            with interrupts.writing(patient=interrupts.wrote()):
+                stream.in_hand = _ANSWERING
+                if behind is None:
+                    stream.answer([payload])
+                else:
+                    behind.answer(payload)
+                    if behind.full or stream.requests is None or not stream.requests.waiting():
+                        stream.answer(behind.flush())
+                stream.in_hand = _NOTHING
             interrupts.answered()
         if behind is not None:
             stream.answer(behind.flush())
@@ -121,6 +127,7 @@ def _nothing() -> None:
 _NOTHING = object()  # no request in hand
 _READING = object()  # a request is being read
 _NEXT = object()  # the next request is read whole, not yet started
+_ANSWERING = object()  # the request in hand is being answered
 
 
 class _Stream:
@@ -153,6 +160,8 @@ class _Stream:
             with interrupts.writing():  # a second signal waits for these writes too
                 held = self.behind.flush()
             self.answer(held)
+        if self.in_hand is _ANSWERING:
+            return  # a second signal, as its answer was printed: it is not answered again
         if self.in_hand is _NOTHING and self.requests is not None and self.requests.partial():
             # the next request came, whole or in part: it is answered
             self.in_hand = _NEXT if self.requests.line_read() else _READING
@@ -399,5 +408,16 @@ def _emit(payload: dict[str, Any]) -> None:
     line = json.dumps(payload, ensure_ascii=False) + "\n"
     # UTF-8 whatever the locale; a lone surrogate a request carried in (JSON allows
     # "\ud800") is written back as that same escape instead of crashing the stream.
-    sys.stdout.buffer.write(line.encode("utf-8", "backslashreplace"))
-    sys.stdout.buffer.flush()
+    out = sys.stdout.buffer
+    rest = memoryview(line.encode("utf-8", "backslashreplace"))
+    while rest:
+        # A signal that waits for this answer (fsops.interrupts) cuts a write blocked on
+        # a full pipe short: the write says how much went, and the rest is written on.
+        written = out.write(rest)
+        if written is None:  # unbuffered (python -u) on a non-blocking pipe, full: wait
+            import select
+
+            select.select([], [out], [])
+            continue
+        rest = rest[written:]
+    out.flush()

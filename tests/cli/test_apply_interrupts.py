@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,20 +49,30 @@ def _finish(proc: subprocess.Popen[bytes]) -> tuple[int, list[dict[str, Any]], s
     return proc.returncode, [json.loads(x) for x in out.decode().splitlines()], err.decode()
 
 
+def _wait_in(proc: subprocess.Popen[bytes], call: Callable[[list[str]], bool], what: str) -> None:
+    """Until the process is in a system call ``call`` accepts (its number and arguments,
+    as /proc/<pid>/syscall gives them)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            now = Path(f"/proc/{proc.pid}/syscall").read_text().split()
+        except OSError:
+            now = []
+        if call(now):
+            return
+        time.sleep(0.02)
+    pytest.fail(f"redline apply never {what}")
+
+
 def _wait_reading(proc: subprocess.Popen[bytes]) -> None:
     """Until the process waits on its stdin (its handlers are installed by then). A read
     counts only from file descriptor 0: reading a module's source while Python starts is
     a read too (the process is slow to start on a loaded machine)."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            call = Path(f"/proc/{proc.pid}/syscall").read_text().split()
-        except OSError:
-            call = []
-        if call[:2] == ["0", "0x0"] or call[:1] in (["7"], ["23"], ["270"], ["271"]):
-            return  # read(0, …), poll, select, pselect6, ppoll
-        time.sleep(0.02)
-    pytest.fail("redline apply never waited on its stdin")
+    _wait_in(
+        proc,  # read(0, …), poll, select, pselect6, ppoll
+        lambda call: call[:2] == ["0", "0x0"] or call[:1] in (["7"], ["23"], ["270"], ["271"]),
+        "waited on its stdin",
+    )
 
 
 def _edit(path: str, old: str, new: str) -> dict[str, Any]:
@@ -258,17 +269,8 @@ def test_a_signal_as_a_request_is_answered_gives_it_one_answer(
 
 
 def _wait_writing_stdout(proc: subprocess.Popen[bytes]) -> None:
-    """Until the process is blocked writing to its stdout (file descriptor 1)."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            call = Path(f"/proc/{proc.pid}/syscall").read_text().split()
-        except OSError:
-            call = []
-        if call[:2] == ["1", "0x1"]:  # write(1, …)
-            return
-        time.sleep(0.02)
-    pytest.fail("redline apply never blocked writing its answer")
+    """Until the process is blocked writing to its stdout: write(1, …)."""
+    _wait_in(proc, lambda call: call[:2] == ["1", "0x1"], "blocked writing its answer")
 
 
 def _blocked_answering(root: Path) -> subprocess.Popen[bytes]:

@@ -273,16 +273,53 @@ def _wait_writing_stdout(proc: subprocess.Popen[bytes]) -> None:
     _wait_in(proc, lambda call: call[:2] == ["1", "0x1"], "blocked writing its answer")
 
 
-def _blocked_answering(root: Path) -> subprocess.Popen[bytes]:
-    """``redline apply`` of a read whose answer (~600 KB) is far more than a pipe holds,
-    blocked writing it: nobody reads yet."""
+_BIG_READ = json.dumps({"tool": "read", "path": "big.txt"}).encode()
+
+
+def _big_file(root: Path) -> None:
+    """A file whose read answers ~600 KB: far more than a pipe holds."""
     (root / "big.txt").write_text("".join(f"line {n} {'x' * 300}\n" for n in range(2000)))
+
+
+def _blocked_answering(root: Path) -> subprocess.Popen[bytes]:
+    """``redline apply`` of a read of :func:`_big_file`, blocked writing the answer: nobody
+    reads yet."""
+    _big_file(root)
     proc = _start(root)
     assert proc.stdin is not None
-    proc.stdin.write(json.dumps({"tool": "read", "path": "big.txt"}).encode())
+    proc.stdin.write(_BIG_READ)
     proc.stdin.close()
     _wait_writing_stdout(proc)
     return proc
+
+
+@pytest.mark.skipif(not Path("/proc/self/syscall").exists(), reason="needs /proc/<pid>/syscall")
+def test_an_unbuffered_stdout_that_does_not_wait_gets_the_whole_answer(root: Path) -> None:
+    """``python -u`` (or PYTHONUNBUFFERED) writes stdout straight to the pipe; a pipe its
+    reader made non-blocking takes what fits and says so (a short count, or nothing when
+    full). The answer waits for room and goes out whole."""
+    _big_file(root)
+    reading, writing = os.pipe()
+    os.set_blocking(writing, False)  # the open pipe's flag: the child's stdout shares it
+    with open(reading, "rb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-u", "-m", "redline", "apply", "--root", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=writing,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ),
+            cwd=root,
+        )
+        os.close(writing)
+        assert proc.stdin is not None and proc.stderr is not None
+        proc.stdin.write(_BIG_READ)
+        proc.stdin.close()
+        # the pipe is full: the command waits for room (select), not in a loop of tries
+        _wait_in(proc, lambda call: call[:1] in (["23"], ["270"]), "waited for room on stdout")
+        [answer] = [json.loads(x) for x in out.read().decode().splitlines()]
+    with proc.stderr:
+        assert proc.wait(timeout=30) == 0, proc.stderr.read()
+    assert answer["status"] == "read" and len(answer["content"].splitlines()) == 2000
 
 
 @pytest.mark.skipif(not Path("/proc/self/syscall").exists(), reason="needs /proc/<pid>/syscall")

@@ -99,7 +99,7 @@ def _interrupted(
     time.sleep(delay)
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=120)
-    # (seen once in a whole run, not repeated in 170 runs under load since: exit 1 and
+    # (seen once in a whole run, not repeated in 320 runs under load since: exit 1 and
     # nothing on stderr, 0.06 s into a request; what it printed says where it stopped)
     assert proc.returncode == 128 + signum, (proc.returncode, err, out, delay)
     assert err.decode() == "redline: interrupted\n"
